@@ -1,0 +1,35 @@
+"""memdex: local full-text search over AI agent memories, notes and chat archives.
+
+The public API, loaded on first use so that ``memdex search`` imports only what it needs::
+
+    import memdex
+    conn = memdex.open_index("memdex.db")
+    memdex.index_paths(conn, ["~/.claude/mnemonic"])
+    for hit in memdex.search(conn, "deploy key rotation").hits:
+        print(hit.title, hit.path)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+_API = {
+    "open_index": ("memdex.db", "connect"),
+    "index_paths": ("memdex.ingest.pipeline", "index_paths"),
+    "search": ("memdex.query", "search"),
+    "Filters": ("memdex.query", "Filters"),
+    "MemdexError": ("memdex.errors", "MemdexError"),
+}
+
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _API:
+        raise AttributeError(f"module 'memdex' has no attribute {name!r}")
+    import importlib
+
+    module, attr = _API[name]
+    return getattr(importlib.import_module(module), attr)

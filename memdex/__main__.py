@@ -1,0 +1,3 @@
+from memdex.cli import main
+
+main()

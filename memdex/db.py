@@ -1,0 +1,221 @@
+"""The SQLite file: where it lives, how it is opened, its migrations and named queries.
+
+All SQL memdex runs lives in ``schema/`` (installed as ``memdex.schema``): numbered migrations
+in ``schema/migrations/NNNN_name.sql`` and one named query per file in ``schema/queries/``.
+Applied migrations are recorded in the ``memdex_migrations`` table and in ``PRAGMA
+user_version``, so a database written by a newer memdex is refused instead of misread.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from datetime import UTC, datetime
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+from .errors import DatabaseError, IndexNotFound, SchemaError
+
+DB_ENV = "MEMDEX_DB"
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+
+def default_db_path() -> Path:
+    "``$MEMDEX_DB``, else ``$XDG_DATA_HOME/memdex/memdex.db`` (``~/.local/share`` by default)."
+    env = os.environ.get(DB_ENV)
+    if env:
+        return Path(env).expanduser()
+    data_home = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(data_home).expanduser() / "memdex" / "memdex.db"
+
+
+def resolve_db_path(db: str | os.PathLike[str] | None) -> Path:
+    return Path(db).expanduser() if db else default_db_path()
+
+
+def utcnow() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@cache
+def migrations() -> list[tuple[int, str, str]]:
+    "(number, name, sql) of every migration shipped with this memdex, in order."
+    folder = resources.files("memdex.schema").joinpath("migrations")
+    found = []
+    for entry in folder.iterdir():
+        match = _MIGRATION_NAME.match(entry.name)
+        if match:
+            found.append((int(match.group(1)), entry.name[:-4], entry.read_text("utf-8")))
+    found.sort()
+    return found
+
+
+_INCLUDE = re.compile(r"\{\{([a-z0-9_]+)\}\}")
+_PARAM = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
+
+
+@cache
+def query(name: str) -> str:
+    """The text of the named query ``schema/queries/<name>.sql``.
+
+    ``{{other}}`` inside a query includes the named query ``other`` (used for the filter
+    expression every layer shares), so each piece of SQL is written once.
+    """
+    text = resources.files("memdex.schema").joinpath("queries", f"{name}.sql").read_text("utf-8")
+    return _INCLUDE.sub(lambda m: "(" + _included(m.group(1), name) + ")", text)
+
+
+def _included(name: str, parent: str) -> str:
+    if name == parent:
+        raise ValueError(f"schema/queries/{name}.sql includes itself")
+    return query(name).strip()
+
+
+def render_sql(sql: str, params: dict[str, object]) -> str:
+    "The SQL with its parameters written in as literals: ready to paste into ``sqlite3``."
+
+    def literal(match: re.Match[str]) -> str:
+        value = params.get(match.group(1))
+        if value is None:
+            return "NULL"
+        if isinstance(value, (int, float)):
+            return repr(value)
+        return "'" + str(value).replace("'", "''") + "'"
+
+    code = "\n".join(ln for ln in _strip_comments(sql).splitlines() if ln.strip())
+    return _PARAM.sub(literal, code).strip() + ";"
+
+
+def statements(sql: str) -> list[str]:
+    "Split a SQL file into complete statements (triggers included)."
+    out: list[str] = []
+    current = ""
+    for line in sql.splitlines(keepends=True):
+        current += line
+        if sqlite3.complete_statement(current):
+            if _strip_comments(current).strip():
+                out.append(current.strip())
+            current = ""
+    if _strip_comments(current).strip():
+        out.append(current.strip())
+    return out
+
+
+def _strip_comments(sql: str) -> str:
+    return "\n".join(line.split("--", 1)[0] for line in sql.splitlines())
+
+
+def connect(
+    path: str | os.PathLike[str] | None = None, *, create: bool = True, readonly: bool = False
+) -> sqlite3.Connection:
+    """Open the index, creating and migrating it when ``create`` is true.
+
+    The connection is in autocommit mode (``isolation_level=None``): writers open their own
+    short transactions with :func:`transaction`. WAL lets readers run while a writer commits.
+    """
+    db_path = resolve_db_path(path)
+    if not db_path.exists():
+        if not create:
+            raise IndexNotFound(
+                f"No memdex index at {db_path}. Run `memdex index PATH` first, "
+                f"or point --db (or ${DB_ENV}) at an existing index."
+            )
+        try:
+            db_path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DatabaseError(f"Cannot create the folder for {db_path}: {exc.strerror}") from exc
+    try:
+        if readonly:
+            conn = sqlite3.connect(
+                f"{db_path.resolve().as_uri()}?mode=ro",
+                uri=True,
+                isolation_level=None,
+                timeout=10,
+                check_same_thread=False,
+            )
+        else:
+            conn = sqlite3.connect(db_path, isolation_level=None, timeout=10, check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA foreign_keys = ON")
+        if not readonly:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        migrate(conn, apply=not readonly)
+    except sqlite3.DatabaseError as exc:
+        raise DatabaseError(f"Cannot open {db_path} as a memdex index: {exc}") from exc
+    return conn
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(conn: sqlite3.Connection, *, apply: bool = True) -> list[str]:
+    "Apply pending migrations in order; return the names applied."
+    known = migrations()
+    latest = known[-1][0]
+    current = schema_version(conn)
+    if current > latest:
+        raise SchemaError(
+            f"This index was written by a newer memdex (schema {current}, this memdex knows "
+            f"up to {latest}). Upgrade memdex (pip install -U memdex) or use another --db."
+        )
+    if current == 0 and _has_foreign_tables(conn):
+        raise SchemaError(
+            "This SQLite file is not a memdex index (it has tables memdex did not create). "
+            "Point --db at a new file."
+        )
+    pending = [m for m in known if m[0] > current]
+    if not pending:
+        return []
+    if not apply:
+        raise SchemaError(
+            f"This index needs migrating to schema {latest}; open it once without read-only mode "
+            "(any `memdex index` or `memdex status` does it)."
+        )
+    applied = []
+    with transaction(conn):
+        # Re-read inside the write lock: another process may have migrated meanwhile.
+        current = schema_version(conn)
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS memdex_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+        )
+        for number, name, sql in known:
+            if number <= current:
+                continue
+            for statement in statements(sql):
+                conn.execute(statement)
+            conn.execute("INSERT INTO memdex_migrations (name, applied_at) VALUES (?, ?)", (name, utcnow()))
+            conn.execute(f"PRAGMA user_version = {number:d}")
+            applied.append(name)
+    return applied
+
+
+def _has_foreign_tables(conn: sqlite3.Connection) -> bool:
+    row = conn.execute(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name != 'memdex_migrations'"
+    ).fetchone()
+    return bool(row[0])
+
+
+class transaction:
+    """``with transaction(conn):`` -- BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on error.
+
+    IMMEDIATE takes the write lock up front, so two writers queue on the busy timeout
+    instead of failing halfway through with "database is locked".
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.conn.execute("COMMIT")
+        elif self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")

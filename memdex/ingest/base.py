@@ -1,0 +1,83 @@
+"""What every source kind implements, and the file it is handed."""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from ..errors import IngestError
+from ..models import ParsedFile
+
+MB = 1024 * 1024
+
+
+@dataclass
+class SourceFile:
+    "One file handed to a parser: its bytes are already read; parsers never touch the disk."
+
+    path: Path  # absolute
+    rel_path: str  # relative to the root, with forward slashes
+    root: Path
+    data: bytes
+    scope: str | None = None
+    chunk_tokens: int = 800
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+    def text(self) -> str:
+        return decode_text(self.data)
+
+
+def decode_text(data: bytes) -> str:
+    "Bytes -> str for text sources: UTF-8 (a BOM is fine), or UTF-16 with a BOM."
+    if not data.strip():
+        raise IngestError("empty file")
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise IngestError(f"not valid UTF-16 at byte {exc.start}") from None
+    if b"\x00" in data[:8192]:
+        raise IngestError("binary file (it contains NUL bytes), not text")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise IngestError(
+            f"not valid UTF-8 (byte {exc.start} is 0x{data[exc.start]:02x}); "
+            "convert the file to UTF-8 to index it"
+        ) from None
+
+
+class SourceKind:
+    """A kind of source: which files it reads and how it turns them into documents.
+
+    Root kinds (``claims_root``) take a whole folder (a Serena memory folder, a chat archive);
+    file kinds (``claims``) take files one by one wherever they are found.
+    """
+
+    name: str = ""
+    description: str = ""
+    max_bytes: int = 5 * MB
+    suffixes: tuple[str, ...] = (".md", ".markdown")
+
+    def claims_root(self, root: Path) -> bool:
+        "Does this folder, as a whole, belong to this kind?"
+        return False
+
+    def claims(self, rel_path: str) -> bool:
+        "Would this kind read this file when it is found in a plain folder?"
+        return False
+
+    def accepts(self, rel_path: str) -> bool:
+        "Can this kind read this file when the user forces it with --kind?"
+        return PurePosixPath(rel_path).name.lower().endswith(self.suffixes)
+
+    def sniff(self, data: bytes) -> bool:
+        "Given a file it claims by name, is it really this kind? (JSON exports look alike.)"
+        return True
+
+    def parse(self, source: SourceFile) -> ParsedFile:
+        raise NotImplementedError

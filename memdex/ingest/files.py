@@ -1,0 +1,146 @@
+"""Finding source files under a root: what is skipped, symlinks, unreadable folders.
+
+The ignore list is shared with the watcher, so a file `memdex index` skips is one
+`memdex watch` ignores too. Extend it with ``MEMDEX_IGNORE`` (comma-separated glob patterns,
+matched against each path component).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+# Folders that are tools' state, never anybody's memories.
+IGNORED_DIRS = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".jj",
+    "node_modules",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".tox",
+    ".trash",
+    ".Trash",
+    ".obsidian",
+)
+# Editor swap and backup files, partial downloads, OS litter.
+IGNORED_FILES = (
+    ".*.swp",
+    ".*.swo",
+    ".*.swx",
+    "*~",
+    ".#*",
+    "#*#",
+    "*.tmp",
+    "*.temp",
+    "*.part",
+    "*.crdownload",
+    ".DS_Store",
+    "Thumbs.db",
+    "4913",
+    ".~lock.*",
+)
+
+
+def extra_ignores() -> tuple[str, ...]:
+    raw = os.environ.get("MEMDEX_IGNORE", "")
+    return tuple(p.strip() for p in raw.split(",") if p.strip())
+
+
+def is_ignored(rel_path: str, extra: tuple[str, ...] = ()) -> bool:
+    "Is this path (relative to its root) on the ignore list?"
+    parts = rel_path.replace(os.sep, "/").split("/")
+    for part in parts[:-1]:
+        if part in IGNORED_DIRS or any(fnmatch.fnmatch(part, p) for p in extra):
+            return True
+    name = parts[-1]
+    if name in IGNORED_DIRS:
+        return True
+    return any(fnmatch.fnmatch(name, p) for p in IGNORED_FILES + extra)
+
+
+@dataclass
+class Found:
+    "A file under a root, with its stat, or the reason it cannot be used."
+
+    path: Path
+    rel_path: str
+    size: int = 0
+    mtime_ns: int = 0
+    problem: str | None = None
+
+
+def walk(root: Path, skip_dirs: set[str] | None = None) -> Iterator[Found]:
+    """Every non-ignored file under ``root`` (or ``root`` itself if it is a file), sorted.
+
+    Symlinked files are followed when they point inside the root; symlinked folders are not
+    descended (a loop cannot trap the walk). ``skip_dirs`` holds absolute paths of nested
+    roots indexed on their own.
+    """
+    extra = extra_ignores()
+    root = Path(os.path.abspath(root))
+    if not root.is_dir():
+        yield _found(root, root.name, root.parent)
+        return
+    skip = skip_dirs or set()
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            rel = os.path.relpath(folder, root).replace(os.sep, "/")
+            yield Found(folder, rel, problem=f"cannot list folder: {exc.strerror}")
+            continue
+        subdirs = []
+        for entry in entries:
+            rel = os.path.relpath(entry.path, root).replace(os.sep, "/")
+            if is_ignored(rel, extra):
+                continue
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if entry.path not in skip:
+                    subdirs.append(Path(entry.path))
+                continue
+            if entry.is_symlink() and _is_dir_link(entry.path):
+                continue
+            yield _found(Path(entry.path), rel, root)
+        stack.extend(reversed(subdirs))
+
+
+def _is_dir_link(path: str) -> bool:
+    try:
+        return os.path.isdir(path)
+    except OSError:
+        return False
+
+
+def _found(path: Path, rel: str, root: Path) -> Found:
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        if exc.errno == 40:  # ELOOP
+            return Found(path, rel, problem="symlink loop")
+        if os.path.islink(path):
+            return Found(path, rel, problem="broken symlink (its target does not exist)")
+        return Found(path, rel, problem=f"cannot read file: {exc.strerror}")
+    if os.path.islink(path):
+        target = os.path.realpath(path)
+        real_root = os.path.realpath(root)
+        if os.path.commonpath([target, real_root]) != real_root:
+            return Found(path, rel, problem=f"symlink points outside the indexed folder ({target})")
+    if not stat.S_ISREG(st.st_mode):
+        return Found(path, rel, problem="not a regular file")
+    return Found(path, rel, size=st.st_size, mtime_ns=st.st_mtime_ns)

@@ -1,0 +1,301 @@
+"""Markdown with optional YAML frontmatter -> Document: fields, title, dates, chunks at headings.
+
+Shared by the memory, note and serena kinds, which differ only in how they name, label and
+place what this module reads. Line numbers are 1-based and count the frontmatter, so a
+chunk's ``line_start``/``line_end`` point into the file as it is on disk.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime
+from pathlib import PurePosixPath
+from typing import Any
+
+import yaml
+from frontmatter.default_handlers import YAMLHandler
+
+from ..errors import IngestError
+from ..models import Chunk, Document
+
+# Fields may sit at the top level or nested under one of these keys (both shapes are in
+# use: see serena-memories/decision-frontmatter-migrations-must-cover-both-key-shapes.md).
+NESTED_KEYS = ("metadata", "memory", "mif")
+DEFAULT_CHUNK_TOKENS = 800
+
+_YAML = YAMLHandler()
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+_BODY_DATE = re.compile(
+    r"^\s*(?:[-*]\s*)?\**(?:date|created|updated|last updated|modified)\**\s*:\**\s*"
+    r"(\d{4}-\d{2}-\d{2})",
+    re.IGNORECASE,
+)
+_NAME_DATE = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
+
+
+def split_frontmatter(text: str) -> tuple[dict[str, Any], str, int]:
+    """Return (metadata, body, line number of the body's first line).
+
+    Uses python-frontmatter's YAML handler to find and parse the block; raises IngestError
+    with the YAML problem when the block is broken, so the file is reported, not guessed at.
+    """
+    if not _YAML.detect(text):
+        return {}, text, 1
+    try:
+        fm, _ = _YAML.split(text)
+    except ValueError:
+        raise IngestError("frontmatter starts with --- but has no closing --- line") from None
+    # The body starts after the closing delimiter: count lines up to it.
+    match = None
+    for match in _YAML.FM_BOUNDARY.finditer(text):
+        if match.start() > 0:
+            break
+    assert match is not None
+    body_start = match.end()
+    if body_start < len(text) and text[body_start] == "\n":
+        body_start += 1
+    body_line = text.count("\n", 0, body_start) + 1
+    try:
+        meta = _YAML.load(fm)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise IngestError(f"broken YAML frontmatter{where}: {problem}") from None
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise IngestError(f"frontmatter is a YAML {type(meta).__name__}, not a mapping of fields")
+    return meta, text[body_start:], body_line
+
+
+def field_value(meta: dict[str, Any], name: str) -> Any:
+    "A frontmatter field, top-level first, then nested under metadata:/memory:/mif:."
+    if meta.get(name) not in (None, ""):
+        return meta[name]
+    for key in NESTED_KEYS:
+        nested = meta.get(key)
+        if isinstance(nested, dict) and nested.get(name) not in (None, ""):
+            return nested[name]
+    return None
+
+
+def as_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.isoformat().replace("+00:00", "Z")
+    if isinstance(value, date):
+        return value.isoformat()
+    text = str(value).strip()
+    return text or None
+
+
+def as_list(value: Any) -> list[str]:
+    "Tags and keywords: a YAML list, or one string separated by commas."
+    if value is None:
+        return []
+    items = value if isinstance(value, list) else str(value).split(",")
+    out: list[str] = []
+    for item in items:
+        text = as_text(item) if not isinstance(item, (dict, list)) else None
+        if text and text not in out:
+            out.append(text)
+    return out
+
+
+def jsonable(value: Any) -> Any:
+    "Frontmatter as JSON: dates become ISO strings, anything else odd becomes a string."
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (date, datetime)):
+        return as_text(value)
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def first_heading(body: str) -> str | None:
+    "The first level-1 heading: a file that opens with ``## Problem`` has no title of its own."
+    in_fence = False
+    for line in body.splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if not in_fence:
+            match = _HEADING.match(line)
+            if match and len(match.group(1)) == 1:
+                return clean_heading(match.group(2))
+    return None
+
+
+def clean_heading(text: str) -> str:
+    return re.sub(r"[*_`]", "", text).strip()
+
+
+def body_date(body: str) -> str | None:
+    "A date written near the top of the text, like ``**Date**: 2025-12-29``."
+    for line in body.splitlines()[:40]:
+        match = _BODY_DATE.match(line)
+        if match:
+            return match.group(1)
+    return None
+
+
+def name_date(rel_path: str) -> str | None:
+    match = _NAME_DATE.search(PurePosixPath(rel_path).name)
+    return match.group(1) if match else None
+
+
+def chunk_markdown(
+    body: str, first_line: int, title: str, max_tokens: int = DEFAULT_CHUNK_TOKENS
+) -> list[Chunk]:
+    """Cut the body at headings (outside code fences) into chunks, never empty.
+
+    A heading with no text of its own joins the next section. A section larger than
+    ``max_tokens`` (bytes/4) is cut again at blank lines, then at lines.
+    """
+    lines = body.splitlines()
+    sections: list[tuple[list[str], int, int]] = []  # heading path, start, end (0-based, exclusive)
+    stack: list[tuple[int, str]] = []
+    start = 0
+    path: list[str] = []
+    in_fence = False
+    for i, line in enumerate(lines):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        match = None if in_fence else _HEADING.match(line)
+        if not match:
+            continue
+        if i > start:
+            sections.append((path, start, i))
+        level = len(match.group(1))
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, clean_heading(match.group(2))))
+        path = [h for _, h in stack]
+        start = i
+    sections.append((path, start, len(lines)))
+
+    chunks: list[Chunk] = []
+    carry: int | None = None  # start of a heading-only section waiting for its content
+    for path, s, e in sections:
+        content = [ln for ln in lines[s:e] if ln.strip()]
+        has_own_text = any(not _HEADING.match(ln) for ln in content)
+        if not has_own_text and e < len(lines):
+            carry = s if carry is None else carry
+            continue
+        if carry is not None:
+            s, carry = carry, None
+        heading = _heading_path(title, path)
+        for piece_start, piece_end in _split_large(lines, s, e, max_tokens):
+            text = "\n".join(lines[piece_start:piece_end]).strip()
+            if not text:
+                continue
+            last = piece_end - 1
+            while last > piece_start and not lines[last].strip():
+                last -= 1
+            first = piece_start
+            while first < last and not lines[first].strip():
+                first += 1
+            chunks.append(
+                Chunk(heading=heading, text=text, line_start=first + first_line, line_end=last + first_line)
+            )
+    return chunks
+
+
+def _heading_path(title: str, path: list[str]) -> str:
+    parts = list(path)
+    if title and (not parts or parts[0].casefold() != title.casefold()):
+        parts.insert(0, title)
+    return " > ".join(parts)
+
+
+def _split_large(lines: list[str], start: int, end: int, max_tokens: int) -> list[tuple[int, int]]:
+    "Split lines[start:end] into runs of at most max_tokens, preferring blank lines outside fences."
+    limit = max_tokens * 4
+    size = sum(len(ln.encode("utf-8")) + 1 for ln in lines[start:end])
+    if size <= limit:
+        return [(start, end)]
+    pieces: list[tuple[int, int]] = []
+    piece_start = start
+    piece_size = 0
+    last_break: int | None = None
+    in_fence = False
+    for i in range(start, end):
+        line = lines[i]
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        line_size = len(line.encode("utf-8")) + 1
+        if piece_size + line_size > limit and i > piece_start:
+            cut = last_break if last_break is not None and last_break > piece_start else i
+            pieces.append((piece_start, cut))
+            piece_start = cut
+            piece_size = sum(len(ln.encode("utf-8")) + 1 for ln in lines[cut:i])
+            last_break = None
+        piece_size += line_size
+        if not line.strip() and not in_fence:
+            last_break = i + 1
+    pieces.append((piece_start, end))
+    return pieces
+
+
+def parse_markdown(
+    text: str,
+    rel_path: str,
+    *,
+    kind: str,
+    size_bytes: int,
+    key: str,
+    max_tokens: int = DEFAULT_CHUNK_TOKENS,
+) -> Document:
+    "Read fields, title, dates and chunks of one markdown file."
+    meta, body, body_line = split_frontmatter(text)
+    title = (
+        as_text(field_value(meta, "title"))
+        or first_heading(body)
+        or as_text(field_value(meta, "name"))
+        or _name_title(rel_path)
+    )
+    created = as_text(field_value(meta, "created"))
+    modified = as_text(field_value(meta, "modified")) or as_text(field_value(meta, "updated"))
+    description = as_text(field_value(meta, "description")) or as_text(field_value(meta, "summary"))
+    tags = as_list(field_value(meta, "tags"))
+    topics = [(t, "tag") for t in tags]
+    topics += [(a, "alias") for a in as_list(field_value(meta, "aliases"))]
+    topics += [(k, "keyword") for k in as_list(field_value(meta, "keywords"))]
+    topics += [(k, "keyword") for k in as_list(field_value(meta, "topics"))]
+    chunks = chunk_markdown(body, body_line, title, max_tokens)
+    if not chunks:
+        # Frontmatter only: the fields themselves are the content, so the document is findable.
+        summary = "\n".join(x for x in [title, description or "", " ".join(tags)] if x)
+        chunks = [Chunk(heading=title, text=summary, line_start=1, line_end=max(body_line - 1, 1))]
+    return Document(
+        key=key,
+        kind=kind,
+        title=title,
+        chunks=chunks,
+        size_bytes=size_bytes,
+        description=description or "",
+        tags=tags,
+        topics=topics,
+        namespace=as_text(field_value(meta, "namespace")),
+        type=as_text(field_value(meta, "type")),
+        date=modified or created or body_date(body) or name_date(rel_path),
+        created=created,
+        modified=modified,
+        line_count=text.count("\n") + (0 if text.endswith("\n") else 1),
+        meta=jsonable(meta),
+    )
+
+
+def _name_title(rel_path: str) -> str:
+    name = PurePosixPath(rel_path).name
+    for suffix in (".memory.md", ".md", ".markdown"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name

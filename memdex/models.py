@@ -1,0 +1,180 @@
+"""Dataclasses shared by ingest, query and render."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def est_tokens(size_bytes: int) -> int:
+    "Estimated tokens: bytes / 4, rounded up. An estimate, documented as one."
+    return (size_bytes + 3) // 4
+
+
+@dataclass
+class Chunk:
+    "A piece of a document: a markdown section, or a run of chat messages."
+
+    heading: str
+    text: str
+    line_start: int | None = None
+    line_end: int | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Document:
+    "What a parser found in a source file, before it is written to the index."
+
+    key: str
+    kind: str
+    title: str
+    chunks: list[Chunk]
+    size_bytes: int
+    description: str = ""
+    tags: list[str] = field(default_factory=list)
+    topics: list[tuple[str, str]] = field(default_factory=list)  # (topic, source)
+    namespace: str | None = None
+    type: str | None = None
+    scope: str | None = None
+    platform: str | None = None
+    date: str | None = None
+    created: str | None = None
+    modified: str | None = None
+    line_count: int = 0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class IndexLink:
+    "One row of a Serena index: keywords pointing at a file."
+
+    line: int
+    keywords: list[str]
+    target: str  # absolute path
+    label: str = ""
+
+
+@dataclass
+class ParsedFile:
+    "Everything one source file contributes: documents, and index rows if it is an index."
+
+    kind: str
+    documents: list[Document] = field(default_factory=list)
+    links: list[IndexLink] = field(default_factory=list)
+
+
+@dataclass
+class Hit:
+    "One search result, a document or (at chunk granularity) one chunk of it."
+
+    id: int
+    key: str
+    path: str
+    title: str
+    kind: str
+    namespace: str | None
+    type: str | None
+    tags: list[str]
+    date: str | None
+    score: float
+    relevance: float
+    match_layer: int
+    why_relevant: dict[str, Any]
+    snippet: str
+    line_start: int | None
+    line_end: int | None
+    size_bytes: int
+    est_tokens: int
+    matching_chunks: list[dict[str, Any]] = field(default_factory=list)
+    scope: str | None = None
+    platform: str | None = None
+    chunk_id: int | None = None
+    heading: str | None = None
+    text: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {
+            "id": self.id,
+            "key": self.key,
+            "path": self.path,
+            "title": self.title,
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "type": self.type,
+            "scope": self.scope,
+            "platform": self.platform,
+            "tags": self.tags,
+            "date": self.date,
+            "score": self.score,
+            "relevance": self.relevance,
+            "match_layer": self.match_layer,
+            "why_relevant": self.why_relevant,
+            "snippet": self.snippet,
+            "line_start": self.line_start,
+            "line_end": self.line_end,
+            "size_bytes": self.size_bytes,
+            "est_tokens": self.est_tokens,
+            "matching_chunks": self.matching_chunks,
+        }
+        if self.chunk_id is not None:
+            out["chunk_id"] = self.chunk_id
+            out["heading"] = self.heading
+        if self.text is not None:
+            out["text"] = self.text
+        return out
+
+
+@dataclass
+class LayerRun:
+    "What one layer of the cascade ran and found."
+
+    layer: int
+    name: str
+    match: str  # the FTS5 MATCH expression
+    mode: str  # "all" terms or "any" term
+    sql: str
+    found: int
+    new: int
+
+
+@dataclass
+class SearchResult:
+    query: str
+    terms: list[str]
+    granularity: str
+    found: int
+    hits: list[Hit]
+    layers: list[LayerRun]
+    filters: dict[str, Any]
+    truncated_by_budget: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(h.est_tokens for h in self.hits)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "terms": self.terms,
+            "granularity": self.granularity,
+            "found": self.found,
+            "showing": len(self.hits),
+            "total_tokens": self.total_tokens,
+            "truncated_by_budget": self.truncated_by_budget,
+            "filters": self.filters,
+            "layers": [
+                {
+                    "layer": r.layer,
+                    "name": r.name,
+                    "mode": r.mode,
+                    "match": r.match,
+                    "found": r.found,
+                    "new": r.new,
+                }
+                for r in self.layers
+            ],
+            "notes": self.notes,
+            "results": [h.to_dict() for h in self.hits],
+        }

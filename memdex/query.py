@@ -1,0 +1,327 @@
+"""The four-layer search cascade, run as ranked SQL.
+
+Layers, narrow to wide, each a named query in ``schema/queries/``:
+
+1. topics -- titles, descriptions, tags and topics, with the query's own terms;
+2. topics with synonyms -- each term, or one of its synonyms;
+3. content -- chunk text, with the query's own terms;
+4. content with synonyms.
+
+First every layer asks for documents matching *all* key terms; the cascade widens only while
+it has fewer results than asked for. If the four layers together still have too few, a last
+pass ranks documents matching *any* key term by one fused BM25 score (content, plus topics at
+half weight, synonyms at half weight). Results of the all-terms passes come first, by layer;
+each carries the layer that first found it and why it matched.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import db, synonyms
+from .errors import InvalidParameter, QuerySyntaxError
+from .hits import build_hits
+from .layers import LAYER_NAMES
+from .models import Hit, LayerRun, SearchResult
+from .terms import ParsedQuery, Term, all_of, any_of, parse_query
+
+TOPIC_WEIGHT = 0.5  # topics score, added to the content score in the any-term pass
+SYNONYM_WEIGHT = 0.5  # a synonym's match counts half of the word itself
+GRANULARITIES = ("doc", "chunk")
+_DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2}([T ][0-9:.]+Z?)?)?)?$")
+
+
+@dataclass
+class Filters:
+    "Restrict a search. Empty fields do not filter."
+
+    kinds: list[str] = field(default_factory=list)
+    namespace: str | None = None
+    type: str | None = None
+    scope: str | None = None
+    platform: str | None = None
+    tags: list[str] = field(default_factory=list)
+    since: str | None = None
+    until: str | None = None
+
+    def params(self, parsed: ParsedQuery | None = None) -> dict[str, Any]:
+        for name in ("since", "until"):
+            value = getattr(self, name)
+            if value is not None and not _DATE.match(value):
+                raise InvalidParameter(f"--{name} {value!r} is not a date: use YYYY, YYYY-MM or YYYY-MM-DD.")
+        return {
+            "kinds": json.dumps(self.kinds) if self.kinds else None,
+            "namespace": self.namespace,
+            "type": self.type,
+            "scope": self.scope,
+            "platform": self.platform,
+            "tags": json.dumps(self.tags) if self.tags else None,
+            "since": self.since,
+            "until": self.until,
+            "years": json.dumps(parsed.years) if parsed and parsed.years else None,
+            "months": json.dumps(parsed.months) if parsed and parsed.months else None,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v not in (None, [])}
+
+
+@dataclass
+class _Candidate:
+    document_id: int
+    tier: int  # 1-4: all terms matched in that layer; 5: some terms, any-term pass
+    layer: int
+    score: float  # higher is better; comparable within one tier
+    chunks: dict[int, float] = field(default_factory=dict)  # chunk id -> score
+
+
+def search(
+    conn: sqlite3.Connection,
+    query: str,
+    *,
+    limit: int = 10,
+    granularity: str = "doc",
+    max_tokens: int | None = None,
+    use_synonyms: bool = True,
+    raw: bool = False,
+    filters: Filters | None = None,
+    full_text: bool = False,
+) -> SearchResult:
+    """Run the cascade for ``query`` and return ranked hits.
+
+    :param granularity: ``doc`` (one hit per document) or ``chunk`` (one per matching chunk)
+    :param max_tokens: stop adding hits before their estimated tokens would pass this budget
+    :param raw: treat ``query`` as an FTS5 expression (layers 1 and 3 only, no synonyms)
+    :param full_text: include each hit's text (the chunk, or the whole document)
+    """
+    if granularity not in GRANULARITIES:
+        raise InvalidParameter(f"granularity must be doc or chunk, not {granularity!r}.")
+    if limit < 1:
+        raise InvalidParameter(f"limit must be 1 or more, not {limit}.")
+    filters = filters or Filters()
+    parsed = parse_query(query, date_words=not raw)
+    run = _Cascade(conn, parsed, filters, limit, granularity, use_synonyms)
+    if raw:
+        run.raw(query)
+    elif parsed.key_terms:
+        run.run()
+        if not run.candidates and (parsed.years or parsed.months):
+            # No document is dated that way: the date words may be plain words after all.
+            note = f"nothing dated {' '.join(parsed.date_words)}; searched those words as text"
+            parsed = parse_query(query, date_words=False)
+            run = _Cascade(conn, parsed, filters, limit, granularity, use_synonyms)
+            run.notes.append(note)
+            run.run()
+    else:
+        run.notes.append("the query has no words to search for")
+    hits, truncated = run.hits(max_tokens, full_text)
+    return SearchResult(
+        query=query,
+        terms=[t.text for t in run.terms],
+        granularity=granularity,
+        found=run.found(),
+        hits=hits,
+        layers=run.layers,
+        filters={**filters.to_dict(), **_date_filters(parsed)},
+        truncated_by_budget=truncated,
+        notes=run.notes,
+    )
+
+
+def _date_filters(parsed: ParsedQuery) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if parsed.years:
+        out["years"] = parsed.years
+    if parsed.months:
+        out["months"] = parsed.months
+    return out
+
+
+class _Cascade:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        parsed: ParsedQuery,
+        filters: Filters,
+        limit: int,
+        granularity: str,
+        use_synonyms: bool,
+    ) -> None:
+        self.conn = conn
+        self.parsed = parsed
+        self.limit = limit
+        self.granularity = granularity
+        self.params = filters.params(parsed)
+        self.terms: list[Term] = list(parsed.key_terms)
+        if use_synonyms and self.terms:
+            self.terms = synonyms.expand(conn, self.terms)
+        self.candidates: dict[int, _Candidate] = {}
+        self.chunk_hits: dict[int, _Candidate] = {}  # chunk granularity: chunk id -> candidate
+        self.layers: list[LayerRun] = []
+        self.notes: list[str] = []
+
+    # -- running the layers ------------------------------------------------------------
+    def _run_layer(self, layer: int, match: str, mode: str, limit: int) -> list[sqlite3.Row]:
+        name = "layer_topics" if layer <= 2 else "layer_content"
+        params = {**self.params, "match": match, "limit": limit}
+        sql = db.query(name)
+        try:
+            rows = self.conn.execute(sql, params).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "fts5" in str(exc) or "syntax" in str(exc) or "no such column" in str(exc):
+                raise QuerySyntaxError(
+                    f"Invalid FTS5 query {match!r}: {exc}. Drop --raw to search the words as typed, "
+                    "or see https://sqlite.org/fts5.html#full_text_query_syntax"
+                ) from None
+            raise
+        self.layers.append(
+            LayerRun(
+                layer,
+                LAYER_NAMES[layer],
+                match,
+                mode,
+                db.render_sql(sql, params),
+                found=len({r["document_id"] for r in rows}),
+                new=0,
+            )
+        )
+        return rows
+
+    def _enough(self) -> bool:
+        pool = self.chunk_hits if self.granularity == "chunk" else self.candidates
+        return len(pool) >= self.limit
+
+    def run(self) -> None:
+        originals = [[t] for t in self.terms]
+        expanded = [[t, *t.synonyms] for t in self.terms]
+        has_synonyms = any(t.synonyms for t in self.terms)
+        fetch = max(self.limit * 5, 50)
+        for layer in (1, 2, 3, 4):
+            if layer in (2, 4) and not has_synonyms:
+                continue
+            groups = expanded if layer in (2, 4) else originals
+            rows = self._run_layer(layer, all_of(groups), "all", fetch if layer <= 2 else fetch * 4)
+            self._add(layer, layer, rows, weight=1.0)
+            if self._enough():
+                return
+        self._any_terms(originals, has_synonyms, fetch)
+
+    def _any_terms(self, originals: list[list[Term]], has_synonyms: bool, fetch: int) -> None:
+        """The widest pass: documents matching any key term, ranked by one fused score.
+
+        score = best chunk's content score + TOPIC_WEIGHT x topics score, where a synonym's
+        match counts SYNONYM_WEIGHT of the word's own. Scores are -bm25 (higher is better).
+        """
+        plan = [(1, originals, TOPIC_WEIGHT), (3, originals, 1.0)]
+        if has_synonyms:
+            alternatives = [list(t.synonyms) for t in self.terms if t.synonyms]
+            plan += [(2, alternatives, TOPIC_WEIGHT * SYNONYM_WEIGHT), (4, alternatives, SYNONYM_WEIGHT)]
+        topic_score: dict[int, float] = {}
+        chunk_score: dict[int, float] = {}
+        chunk_doc: dict[int, int] = {}
+        first_layer: dict[int, int] = {}
+        runs: dict[int, LayerRun] = {}
+        for layer, groups, weight in sorted(plan, key=lambda p: p[0]):
+            rows = self._run_layer(layer, any_of(groups), "any", fetch if layer <= 2 else fetch * 4)
+            runs[layer] = self.layers[-1]
+            for r in rows:
+                doc, score = r["document_id"], -r["score"] * weight
+                first_layer.setdefault(doc, layer)
+                if layer <= 2:
+                    topic_score[doc] = topic_score.get(doc, 0.0) + score
+                else:
+                    chunk_doc[r["chunk_id"]] = doc
+                    chunk_score[r["chunk_id"]] = chunk_score.get(r["chunk_id"], 0.0) + score
+        best_content: dict[int, float] = {}
+        for cid, score in chunk_score.items():
+            doc = chunk_doc[cid]
+            best_content[doc] = max(best_content.get(doc, 0.0), score)
+        for doc, layer in first_layer.items():
+            if doc not in self.candidates:
+                fused = best_content.get(doc, 0.0) + topic_score.get(doc, 0.0)
+                self.candidates[doc] = _Candidate(doc, 5, layer, fused)
+                runs[layer].new += 1
+        for cid, score in chunk_score.items():
+            doc = chunk_doc[cid]
+            self.candidates[doc].chunks.setdefault(cid, score)
+            if self.granularity == "chunk" and cid not in self.chunk_hits:
+                fused = score + topic_score.get(doc, 0.0)
+                self.chunk_hits[cid] = _Candidate(doc, 5, first_layer[doc], fused, {cid: score})
+        if self.granularity == "chunk":
+            topic_only = [d for d in topic_score if d not in best_content and self.candidates[d].tier == 5]
+            for doc, cid in _best_chunks(self.conn, topic_only, "").items():
+                if cid not in self.chunk_hits:
+                    self.chunk_hits[cid] = _Candidate(doc, 5, first_layer[doc], topic_score[doc], {cid: 0.0})
+
+    def _add(self, tier: int, layer: int, rows: list[sqlite3.Row], weight: float) -> None:
+        new = 0
+        for r in rows:
+            doc, score = r["document_id"], -r["score"] * weight
+            cand = self.candidates.get(doc)
+            if cand is None:
+                cand = self.candidates[doc] = _Candidate(doc, tier, layer, score)
+                new += 1
+            if layer >= 3:
+                cid = r["chunk_id"]
+                cand.chunks.setdefault(cid, score)
+                if self.granularity == "chunk" and cid not in self.chunk_hits:
+                    self.chunk_hits[cid] = _Candidate(doc, tier, layer, score, {cid: score})
+        if self.granularity == "chunk" and layer <= 2:
+            self._topic_chunks(rows, tier, layer)
+        self.layers[-1].new = new
+
+    def _topic_chunks(self, rows: list[sqlite3.Row], tier: int, layer: int) -> None:
+        "At chunk granularity a document found by its topics is represented by its best chunk."
+        docs = [r["document_id"] for r in rows]
+        best = _best_chunks(self.conn, docs, any_of([[t, *t.synonyms] for t in self.terms]))
+        for r in rows:
+            cid = best.get(r["document_id"])
+            if cid is not None and cid not in self.chunk_hits:
+                self.chunk_hits[cid] = _Candidate(
+                    r["document_id"], tier, layer, -r["score"], {cid: -r["score"]}
+                )
+
+    def raw(self, expression: str) -> None:
+        fetch = max(self.limit * 5, 50)
+        for layer in (1, 3):
+            rows = self._run_layer(layer, expression, "raw", fetch if layer == 1 else fetch * 4)
+            self._add(layer, layer, rows, weight=1.0)
+            if self._enough():
+                return
+
+    def found(self) -> int:
+        return len(self.chunk_hits if self.granularity == "chunk" else self.candidates)
+
+    # -- turning candidates into hits ---------------------------------------------------
+    def ranked(self) -> list[_Candidate]:
+        pool = self.chunk_hits if self.granularity == "chunk" else self.candidates
+        return sorted(pool.values(), key=lambda c: (c.tier, -c.score))
+
+    def hits(self, max_tokens: int | None, full_text: bool) -> tuple[list[Hit], bool]:
+        return build_hits(self.conn, self, max_tokens, full_text)
+
+
+def _best_chunks(conn: sqlite3.Connection, doc_ids: list[int], match: str) -> dict[int, int]:
+    "For each document, its best chunk for ``match``, or its first chunk if none matches."
+    if not doc_ids:
+        return {}
+    chunks = conn.execute(db.query("hit_chunks"), {"ids": json.dumps(doc_ids)}).fetchall()
+    first: dict[int, int] = {}
+    owner: dict[int, int] = {}
+    for c in chunks:
+        first.setdefault(c["document_id"], c["id"])
+        owner[c["id"]] = c["document_id"]
+    best: dict[int, tuple[float, int]] = {}
+    if match:
+        rows = conn.execute(
+            db.query("rank_chunks_in_documents"), {"match": match, "ids": json.dumps(list(owner))}
+        )
+        for r in rows:
+            doc = owner[r["id"]]
+            if doc not in best or r["score"] < best[doc][0]:
+                best[doc] = (r["score"], r["id"])
+    return {doc: best[doc][1] if doc in best else cid for doc, cid in first.items()}

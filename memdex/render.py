@@ -1,0 +1,117 @@
+"""Results as text for people and JSON for tools: the only place output formats live."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .layers import LAYER_NAMES
+from .models import SearchResult
+
+
+def to_json(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+
+
+def _n(value: int) -> str:
+    return f"{value:,}"
+
+
+def search_text(result: SearchResult) -> str:
+    "The SEARCH layout: found N, showing M, which layer, total tokens; then one block a hit."
+    hits = result.hits
+    layers = sorted({h.match_layer for h in hits})
+    layer_text = ", ".join(f"layer {n} ({LAYER_NAMES[n]})" for n in layers) or "no layer matched"
+    unit = "chunks" if result.granularity == "chunk" else "results"
+    head = (
+        f"Found {_n(result.found)} {unit} for {result.query!r}, showing {len(hits)}"
+        f" · {layer_text} · ~{_n(result.total_tokens)} tokens"
+    )
+    lines = [head]
+    if result.filters:
+        lines.append("Filters: " + ", ".join(f"{k}={v}" for k, v in result.filters.items()))
+    for note in result.notes:
+        lines.append(f"Note: {note}")
+    if result.truncated_by_budget:
+        lines.append("Stopped at the --max-tokens budget; raise it to see more.")
+    for i, h in enumerate(hits, 1):
+        meta = " · ".join(x for x in [h.kind, h.namespace or "", (h.date or "")[:10], h.key] if x)
+        lines += [
+            "",
+            f"{i:>2}. {h.title}",
+            f"    {meta}",
+            f"    {_n(h.size_bytes)} bytes, ~{_n(h.est_tokens)} tokens · relevance {h.relevance:.2f}",
+            f"    why: {h.why_relevant['summary']}",
+        ]
+        if h.snippet:
+            lines.append(f"    {h.snippet}")
+        where = f"{h.path}:{h.line_start}-{h.line_end}" if h.line_start else h.path
+        lines.append(f"    read: {where}")
+        if len(h.matching_chunks) > 1 and result.granularity == "doc":
+            lines.append(f"    {len(h.matching_chunks)} matching chunks")
+    if not hits:
+        lines += ["", "Nothing matched. Try fewer or other words, or drop a filter."]
+    return "\n".join(lines)
+
+
+def search_sql(result: SearchResult) -> str:
+    "Each layer's SQL with its parameters in place, ready to paste into sqlite3."
+    blocks = []
+    for run in result.layers:
+        head = f"-- layer {run.layer} ({run.name}), {run.mode} terms: {run.found} found, {run.new} new"
+        blocks.append(f"{head}\n{run.sql}")
+    return "\n\n".join(blocks) if blocks else "-- no layer ran: the query has no words to search for"
+
+
+def index_text(report: dict[str, Any]) -> str:
+    roots = ", ".join(f"{r['path']} ({r['kind']})" for r in report["roots"])
+    lines = [
+        f"Indexed {roots}",
+        f"{_n(report['seen'])} files: {_n(report['added'])} added, {_n(report['updated'])} updated, "
+        f"{_n(report['unchanged'])} unchanged, {_n(report['removed'])} removed, "
+        f"{_n(len(report['skipped']))} skipped · {_n(report['documents'])} documents written "
+        f"in {report['seconds']:.2f} s",
+    ]
+    return "\n".join(lines)
+
+
+def skipped_text(report: dict[str, Any]) -> str:
+    skipped = report["skipped"]
+    lines = [f"Skipped {len(skipped)} file{'s' if len(skipped) != 1 else ''}:"]
+    lines += [f"  {s['path']}: {s['reason']}" for s in skipped]
+    return "\n".join(lines)
+
+
+def status_text(info: dict[str, Any]) -> str:
+    c = info["counts"]
+    d = info["database"]
+    lines = [
+        f"Index: {d['path']} ({_n(d['size_bytes'])} bytes, schema {d['schema_version']}, "
+        f"SQLite {d['sqlite_version']})",
+        f"{_n(c['documents'])} documents, {_n(c['chunks'])} chunks, {_n(c['topics'])} topics, "
+        f"{_n(c['files'])} files, ~{_n(c['est_tokens'])} tokens, {_n(c['synonyms'])} synonyms",
+    ]
+    if info["kinds"]:
+        lines.append("Kinds: " + ", ".join(f"{k['kind']} {_n(k['documents'])}" for k in info["kinds"]))
+    for extra in info.get("extra_lines", []):
+        lines.append(extra)
+    lines.append("Roots:" if info["roots"] else "Roots: none yet (run `memdex index PATH`)")
+    for r in info["roots"]:
+        kind = r["kind"] or r["detected_kind"]
+        lines.append(
+            f"  {r['path']}  {kind}, {r['scope']}, {_n(r['files'])} files, {_n(r['documents'])} documents, "
+            f"indexed {r['indexed_at'] or 'never'}"
+        )
+    errors = info["errors"]
+    lines.append(
+        f"Errors: {len(errors)}"
+        + (" (files skipped; their last good version, if any, is kept)" if errors else "")
+    )
+    for e in errors:
+        lines.append(f"  {e['path']}: {e['reason']}")
+    return "\n".join(lines)
+
+
+def synonyms_text(groups: list[dict[str, Any]]) -> str:
+    "The plain synonym file format: `memdex synonyms list > file` re-imports as is."
+    return "\n".join(f"{g['term']}: {', '.join(g['synonyms'])}" for g in groups)

@@ -1,0 +1,1 @@
+"""SQL shipped inside the package as memdex.schema: migrations/ and queries/."""

@@ -1,0 +1,31 @@
+-- memdex schema, migration 0002: the default synonym table (DESIGN.md section 3).
+-- Users edit it with `memdex synonyms add|remove|import`; this migration runs once, so a
+-- default the user removed stays removed.
+INSERT OR IGNORE INTO synonyms (term, synonym, source) VALUES
+    ('cryptocurrency', 'crypto', 'default'),
+    ('cryptocurrency', 'bitcoin', 'default'),
+    ('cryptocurrency', 'ethereum', 'default'),
+    ('cryptocurrency', 'blockchain', 'default'),
+    ('cryptocurrency', 'defi', 'default'),
+    ('cryptocurrency', 'web3', 'default'),
+    ('chatgpt', 'chatty', 'default'),
+    ('chatgpt', 'gpt', 'default'),
+    ('memory', 'mem', 'default'),
+    ('memory', 'slot', 'default'),
+    ('memory', 'persistence', 'default'),
+    ('memory', 'context', 'default'),
+    ('problem', 'issue', 'default'),
+    ('problem', 'error', 'default'),
+    ('problem', 'bug', 'default'),
+    ('problem', 'failure', 'default'),
+    ('problem', 'trouble', 'default'),
+    ('decision', 'decided', 'default'),
+    ('decision', 'chose', 'default'),
+    ('decision', 'choice', 'default'),
+    ('decision', 'selected', 'default'),
+    ('decision', 'why', 'default'),
+    ('claude', 'anthropic', 'default'),
+    ('automation', 'automate', 'default'),
+    ('automation', 'automated', 'default'),
+    ('automation', 'auto', 'default'),
+    ('automation', 'script', 'default');

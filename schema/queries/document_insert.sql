@@ -1,0 +1,8 @@
+INSERT INTO documents (
+    id, file_id, key, kind, title, description, tags, topics, namespace, type, scope, platform,
+    date, created, modified, line_count, size_bytes, est_tokens, meta
+) VALUES (
+    :id, :file_id, :key, :kind, :title, :description, :tags, :topics, :namespace, :type, :scope,
+    :platform, :date, :created, :modified, :line_count, :size_bytes, :est_tokens, :meta
+)
+RETURNING id

@@ -1,0 +1,1 @@
+DELETE FROM documents WHERE file_id = :file_id

@@ -1,0 +1,1 @@
+SELECT id, key FROM documents WHERE file_id = :file_id

@@ -1,0 +1,1 @@
+DELETE FROM ingest_errors WHERE path = :path

@@ -1,0 +1,1 @@
+SELECT DISTINCT target FROM index_links WHERE file_id = :file_id

@@ -1,0 +1,1 @@
+DELETE FROM index_links WHERE file_id = :file_id

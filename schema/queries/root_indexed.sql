@@ -1,0 +1,1 @@
+UPDATE roots SET indexed_at = :now WHERE id = :id

@@ -1,0 +1,1 @@
+SELECT id, path FROM roots

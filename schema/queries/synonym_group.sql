@@ -1,0 +1,1 @@
+SELECT synonym FROM synonyms WHERE term = :term ORDER BY id
