@@ -59,8 +59,10 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str, int]:
     try:
         meta = _YAML.load(fm)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 2}" if mark is not None else ""
+        # The context mark is where the broken construct starts ("[" of an unclosed list);
+        # the problem mark is where YAML gave up, often the end of the block.
+        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""  # the block starts on line 1
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise IngestError(f"broken YAML frontmatter{where}: {problem}") from None
     if meta is None:
@@ -156,15 +158,18 @@ def chunk_markdown(
     """Cut the body at headings (outside code fences) into chunks, never empty.
 
     A heading with no text of its own joins the next section. A section larger than
-    ``max_tokens`` (bytes/4) is cut again at blank lines, then at lines.
+    ``max_tokens`` (bytes/4) is cut again at blank lines, then at lines; a single line longer
+    than that is cut at spaces, so no chunk is ever much larger than the bound.
     """
-    lines = body.splitlines()
+    lines, line_no, continued = _bounded_lines(body, max_tokens * 4)
     sections: list[tuple[list[str], int, int]] = []  # heading path, start, end (0-based, exclusive)
     stack: list[tuple[int, str]] = []
     start = 0
     path: list[str] = []
     in_fence = False
     for i, line in enumerate(lines):
+        if continued[i]:
+            continue
         if _FENCE.match(line):
             in_fence = not in_fence
             continue
@@ -203,9 +208,48 @@ def chunk_markdown(
             while first < last and not lines[first].strip():
                 first += 1
             chunks.append(
-                Chunk(heading=heading, text=text, line_start=first + first_line, line_end=last + first_line)
+                Chunk(
+                    heading=heading,
+                    text=text,
+                    line_start=line_no[first] + first_line,
+                    line_end=line_no[last] + first_line,
+                )
             )
     return chunks
+
+
+def _bounded_lines(body: str, limit: int) -> tuple[list[str], list[int], list[bool]]:
+    "The body's lines, any line over ``limit`` bytes cut at spaces: (pieces, line index, continued)."
+    pieces: list[str] = []
+    numbers: list[int] = []
+    continued: list[bool] = []
+    for number, line in enumerate(body.splitlines()):
+        if len(line) * 4 <= limit or len(line.encode("utf-8")) <= limit:
+            pieces.append(line)
+            numbers.append(number)
+            continued.append(False)
+            continue
+        rest = line
+        first = True
+        while rest:
+            cut = _cut_point(rest, limit)
+            pieces.append(rest[:cut])
+            numbers.append(number)
+            continued.append(not first)
+            rest = rest[cut:].lstrip()
+            first = False
+    return pieces, numbers, continued
+
+
+def _cut_point(text: str, limit: int) -> int:
+    "Where to cut ``text`` so the piece has at most ``limit`` bytes: the last space before it."
+    end = min(len(text), limit)
+    while end > 0 and len(text[:end].encode("utf-8")) > limit:
+        end -= max(1, (len(text[:end].encode("utf-8")) - limit) // 4)
+    if end >= len(text):
+        return len(text)
+    space = text.rfind(" ", 0, end)
+    return space if space > end // 2 else max(end, 1)
 
 
 def _heading_path(title: str, path: list[str]) -> str:

@@ -28,8 +28,8 @@ from pathlib import Path
 from .. import db
 from ..errors import DatabaseError, IngestError, MemdexError
 from ..models import Document, ParsedFile, est_tokens
-from . import SOURCES, detect_root_kind, get_kind, kinds_for
-from .base import MB, SourceFile
+from . import detect_root_kind, get_kind, kinds_for
+from .base import MB, SourceFile, SourceKind
 from .files import Found, walk
 
 BATCH_FILES = 200
@@ -176,9 +176,7 @@ class _Run:
         if not os.path.lexists(root):
             raise MemdexError(f"{root}: no such file or folder.")
         forced = self.options.kind
-        root_kind = forced if forced and SOURCES[forced].claims_root(root) else None
-        if not forced:
-            root_kind = detect_root_kind(root)
+        root_kind = None if forced else detect_root_kind(root)
         scope = self.options.scope or detect_scope(root)
         with self.batch.unit():
             root_id = self.q(
@@ -197,26 +195,29 @@ class _Run:
         nested = {r["path"] for r in self.q("root_paths") if r["path"] != str(root)}
         nested = {p for p in nested if p.startswith(str(root) + os.sep)}
 
-        plan: list[tuple[Found, list]] = []
+        plan: list[tuple[Found, Path, list[SourceKind]]] = []
         seen: set[str] = set()
         unlisted: list[str] = []
+        zones = _Zones(root, root_kind if not forced else None, detect=not forced)
         for found in walk(root, nested):
             seen.add(str(found.path))
             if found.problem and found.problem.startswith("cannot list folder"):
                 unlisted.append(str(found.path) + os.sep)
                 self._skip(root_id, found, found.problem)
                 continue
-            candidates = kinds_for(found.rel_path, forced, root_kind)
+            zone, zone_kind = zones.of(found.path.parent) if root.is_dir() else (root.parent, None)
+            rel = os.path.relpath(found.path, zone).replace(os.sep, "/")
+            candidates = kinds_for(rel, forced, zone_kind)
             if candidates:
-                plan.append((found, candidates))
+                plan.append((found, zone, candidates))
 
         self.targets: set[str] = set()
         total = len(plan)
-        for done, (found, candidates) in enumerate(plan, 1):
+        for done, (found, zone, candidates) in enumerate(plan, 1):
             self.report.seen += 1
             self._file(
                 root_id,
-                root,
+                zone,
                 scope,
                 found,
                 candidates,
@@ -246,10 +247,10 @@ class _Run:
     def _file(
         self,
         root_id: int,
-        root: Path,
+        zone: Path,
         scope: str,
         found: Found,
-        candidates: list,
+        candidates: list[SourceKind],
         row: sqlite3.Row | None,
         broken: sqlite3.Row | None,
     ) -> None:
@@ -271,12 +272,8 @@ class _Run:
             return
         limit = self.options.max_file_size or max(k.max_bytes for k in candidates)
         if found.size > limit:
-            self._skip(
-                root_id,
-                found,
-                f"file is {found.size / MB:.1f} MB, over the {limit / MB:g} MB "
-                "limit; raise it with --max-file-size",
-            )
+            reason = f"file is {found.size / MB:.1f} MB, over the {limit / MB:g} MB limit; raise it with --max-file-size"
+            self._skip(root_id, found, reason, remember_stat=False)
             return
         try:
             with open(found.path, "rb") as f:
@@ -300,7 +297,8 @@ class _Run:
                     self.q("file_delete", {"id": row["id"]})
                 self.report.removed += 1
             return
-        source = SourceFile(found.path, found.rel_path, root, data, scope, self.options.chunk_tokens)
+        rel = os.path.relpath(found.path, zone).replace(os.sep, "/")
+        source = SourceFile(found.path, rel, zone, data, scope, self.options.chunk_tokens)
         try:
             parsed = kind.parse(source)
         except (IngestError, ValueError, RecursionError) as exc:
@@ -320,7 +318,12 @@ class _Run:
         else:
             self.report.updated += 1
 
-    def _skip(self, root_id: int, found: Found, reason: str) -> None:
+    def _skip(self, root_id: int, found: Found, reason: str, remember_stat: bool = True) -> None:
+        """Record a file that cannot be indexed.
+
+        With its stat remembered, an unchanged broken file is reported again without being
+        re-read; a reason that depends on options (the size limit) is checked every run.
+        """
         self.report.skipped.append(Skipped(str(found.path), reason))
         with self.batch.unit():
             self.q(
@@ -329,8 +332,8 @@ class _Run:
                     "path": str(found.path),
                     "root_id": root_id,
                     "reason": reason,
-                    "size": found.size,
-                    "mtime_ns": found.mtime_ns,
+                    "size": found.size if remember_stat else None,
+                    "mtime_ns": found.mtime_ns if remember_stat else None,
                     "now": self.now,
                 },
             )
@@ -439,6 +442,30 @@ class _Run:
                 for seq, c in enumerate(doc.chunks)
             ],
         )
+
+
+class _Zones:
+    """Which kind claims each folder: the outermost folder that claims a kind wins.
+
+    A Serena memory folder inside a repository indexed as a whole (``repo/.serena/memories``)
+    is read as Serena, keyed from that folder, while the rest of the repository stays notes.
+    """
+
+    def __init__(self, root: Path, root_kind: str | None, detect: bool) -> None:
+        self.root = root
+        self.cache: dict[Path, tuple[Path, str | None]] = {root: (root, root_kind)}
+        self.detect = detect
+
+    def of(self, folder: Path) -> tuple[Path, str | None]:
+        if folder in self.cache:
+            return self.cache[folder]
+        if folder == folder.parent or not self.detect:
+            return self.cache[self.root]
+        outer = self.of(folder.parent)
+        kind = None if outer[1] is not None else detect_root_kind(folder)
+        zone = (folder, kind) if kind else outer
+        self.cache[folder] = zone
+        return zone
 
 
 def _unique(key: str, taken: set[str]) -> str:

@@ -82,8 +82,9 @@ def parse_index(text: str, index_path: Path, root: Path) -> list[IndexLink]:
             header = table_cells(stripped)
             kw_col = _column(header, ("keyword",))
             file_col = _column(header, _FILE_HEADERS)
-            if kw_col is None and file_col is None and len(header) == 2:
-                kw_col, file_col = 0, 1
+            if len(header) == 2 and kw_col is None:
+                # `| Constraint | Memory |`: the column that is not the file is the keywords.
+                kw_col, file_col = (1 - file_col, file_col) if file_col is not None else (0, 1)
             continue
         if header is None or kw_col is None or file_col is None:
             continue
@@ -96,15 +97,16 @@ def parse_index(text: str, index_path: Path, root: Path) -> list[IndexLink]:
 
 def _row_links(number: int, keywords: str, files: str, index_path: Path, root: Path) -> list[IndexLink]:
     words = split_keywords(keywords)
-    found = [(label, target) for label, target in _LINK.findall(files)]
+    found = [(label, target, True) for label, target in _LINK.findall(files)]
     if not found:
-        found = [(name, name) for name in split_keywords(files)]
+        # Bare names count only when they name a file: "Application" in a prose table does not.
+        found = [(name, name, name.lower().endswith(".md")) for name in split_keywords(files)]
     out = []
-    for label, target in found:
+    for label, target, explicit in found:
         if "://" in target or target.startswith("#"):
             continue
         resolved = resolve_target(target.split("#", 1)[0], index_path, root)
-        if resolved:
+        if resolved and (explicit or os.path.isfile(resolved)):
             out.append(IndexLink(line=number, keywords=words, target=resolved, label=label))
     return out
 
@@ -121,6 +123,24 @@ def resolve_target(target: str, index_path: Path, root: Path) -> str | None:
         if candidate.exists():
             return os.path.normpath(candidate)
     return os.path.normpath(candidates[0])
+
+
+def has_prose(text: str) -> bool:
+    """Does an index file carry text of its own besides its lookup rows?
+
+    A pure index (rows, headings, ``[Section]`` lines) is structure only. One with a few
+    lines of prose -- purpose, notes, tables of concepts -- is also a document, so what it
+    says stays searchable.
+    """
+    prose = 0
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("|", "#")) or re.fullmatch(r"\[[^\]]+\]", stripped):
+            continue
+        prose += 1
+        if prose >= 3:
+            return True
+    return False
 
 
 def has_index_table(path: Path) -> bool:
@@ -149,9 +169,10 @@ class SerenaKind(SourceKind):
 
     def parse(self, source: SourceFile) -> ParsedFile:
         text = source.text()
+        links: list[IndexLink] = []
         if is_index_name(source.rel_path):
             links = parse_index(text, source.path, source.root)
-            if links:
+            if links and not has_prose(text):
                 return ParsedFile(kind="serena-index", links=links)
         name = source.rel_path
         for suffix in (".md", ".markdown"):
@@ -167,4 +188,6 @@ class SerenaKind(SourceKind):
         )
         doc.namespace = doc.namespace or folder_namespace(source.rel_path)
         doc.scope = source.scope
-        return ParsedFile(kind=self.name, documents=[doc])
+        if links:
+            doc.type = doc.type or "index"
+        return ParsedFile(kind=self.name, documents=[doc], links=links)

@@ -1,0 +1,108 @@
+"""Shared fixtures: real SQLite files under tmp_path, real corpora, no mocks.
+
+Every test runs with MEMDEX_DB and XDG_DATA_HOME pointing into its own tmp_path (so nothing
+can touch a developer's index) and with MEMDEX_RAISE_ERRORS set, so a parser bug shows up
+as a failing test instead of a recorded "unexpected error".
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import memdex
+from memdex import db
+from memdex.ingest.pipeline import index_paths
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATA = Path(os.environ.get("MEMDEX_SHARED_DATA", REPO.parent / "shared" / "data"))
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SAMPLE = REPO / "memdex" / "sample"
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"memdex {memdex.__version__}, SQLite {sqlite3.sqlite_version}, shared data: {SHARED_DATA}"
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMDEX_DB", str(tmp_path / "env-default.db"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("MEMDEX_RAISE_ERRORS", "1")
+    monkeypatch.delenv("MEMDEX_IGNORE", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_threads() -> Iterator[None]:
+    "Any test that leaves a thread running fails (watchdog's own suite does the same)."
+    before = {t.ident for t in threading.enumerate()}
+    yield
+    leaked = [t for t in threading.enumerate() if t.ident not in before and t.is_alive()]
+    for t in leaked:
+        t.join(timeout=5)
+    still = [t.name for t in leaked if t.is_alive()]
+    assert not still, f"threads leaked by the test: {still}"
+
+
+def shared(*parts: str) -> Path:
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.fail(f"{path} is missing: CI checks out ../shared beside the repository")
+    return path
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    "../shared/data: real corpora written outside this project (see its SOURCES.md)."
+    return shared()
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "memdex.db"
+
+
+@pytest.fixture
+def conn(db_path: Path) -> Iterator[sqlite3.Connection]:
+    connection = db.connect(db_path)
+    yield connection
+    connection.close()
+
+
+@pytest.fixture(scope="session")
+def serena_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    "The nested Serena corpus, indexed once for the session. Tests must not write to it."
+    path = tmp_path_factory.mktemp("serena") / "serena.db"
+    connection = db.connect(path)
+    index_paths(connection, [shared("serena-memories")])
+    connection.close()
+    return path
+
+
+@pytest.fixture
+def serena(serena_db: Path) -> Iterator[sqlite3.Connection]:
+    connection = db.connect(serena_db)
+    yield connection
+    connection.close()
+
+
+@pytest.fixture
+def sample_copy(tmp_path: Path) -> Path:
+    "A writable copy of the sample corpus shipped in the package."
+    target = tmp_path / "sample"
+    shutil.copytree(SAMPLE, target, ignore=shutil.ignore_patterns("__init__.py", "__pycache__", "*.txt"))
+    return target
+
+
+@pytest.fixture
+def sample(conn: sqlite3.Connection, sample_copy: Path) -> sqlite3.Connection:
+    "The sample corpus indexed as `memdex demo` does: three roots."
+    index_paths(conn, [sample_copy / "memories", sample_copy / "serena", sample_copy / "notes"])
+    return conn

@@ -1,0 +1,241 @@
+"""index_paths(): change detection, replacement, deletion, bad input, and nothing lost."""
+
+import hashlib
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memdex import db
+from memdex.ingest.pipeline import index_paths
+from memdex.query import search
+
+
+def _titles(conn: sqlite3.Connection, query: str) -> list[str]:
+    return [h.title for h in search(conn, query).hits]
+
+
+def _tree_state(root: Path) -> dict[str, tuple[str, int]]:
+    return {
+        str(p): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_source_files_are_never_written(conn: sqlite3.Connection, sample_copy: Path) -> None:
+    before = _tree_state(sample_copy)
+    index_paths(conn, [sample_copy])
+    index_paths(conn, [sample_copy])
+    assert _tree_state(sample_copy) == before
+
+
+def test_unchanged_tree_costs_a_stat_per_file(conn: sqlite3.Connection, sample_copy: Path) -> None:
+    first = index_paths(conn, [sample_copy / "notes"])
+    assert first.added == 3
+    # Change a file's bytes but restore its size and mtime: a re-run that only stats files
+    # cannot see the change, which proves it did not read the file.
+    note = sample_copy / "notes" / "chatgpt-prompting-tips.md"
+    st = note.stat()
+    text = note.read_text()
+    note.write_text(text.replace("verbatim", "VERBATIM"))
+    os.utime(note, ns=(st.st_atime_ns, st.st_mtime_ns))
+    second = index_paths(conn, [sample_copy / "notes"])
+    assert (second.unchanged, second.added, second.updated) == (3, 0, 0)
+    stored = conn.execute("SELECT text FROM chunks WHERE text LIKE '%verbatim%'").fetchone()[0]
+    assert "verbatim" in stored and "VERBATIM" not in stored
+
+
+def test_touched_but_identical_file_is_not_reparsed(conn: sqlite3.Connection, sample_copy: Path) -> None:
+    index_paths(conn, [sample_copy / "notes"])
+    ids = conn.execute("SELECT id FROM chunks ORDER BY id").fetchall()
+    note = sample_copy / "notes" / "chatgpt-prompting-tips.md"
+    os.utime(note, ns=(1, 1_000_000_000))
+    report = index_paths(conn, [sample_copy / "notes"])
+    assert report.unchanged == 3 and report.updated == 0
+    assert conn.execute("SELECT id FROM chunks ORDER BY id").fetchall() == ids
+    assert (
+        conn.execute("SELECT mtime_ns FROM files WHERE path = ?", (str(note),)).fetchone()[0] == 1_000_000_000
+    )
+
+
+def test_changed_file_is_replaced_and_keeps_its_id(conn: sqlite3.Connection, sample_copy: Path) -> None:
+    index_paths(conn, [sample_copy / "notes"])
+    note = sample_copy / "notes" / "chatgpt-prompting-tips.md"
+    doc_id = conn.execute("SELECT id FROM documents WHERE key = 'chatgpt-prompting-tips.md'").fetchone()[0]
+    note.write_text(note.read_text() + "\n## New section\n\nMention of zeppelins.\n")
+    report = index_paths(conn, [sample_copy / "notes"])
+    assert report.updated == 1 and report.unchanged == 2
+    hits = search(conn, "zeppelins").hits
+    assert [(h.id, h.title) for h in hits] == [(doc_id, "Prompting tips that worked with ChatGPT")]
+    assert conn.execute("SELECT count(*) FROM chunks WHERE text LIKE '%verbatim%'").fetchone()[0] == 1
+
+
+def test_deleted_file_disappears(conn: sqlite3.Connection, sample_copy: Path) -> None:
+    index_paths(conn, [sample_copy / "notes"])
+    (sample_copy / "notes" / "meeting-notes-2025-11-03.md").unlink()
+    report = index_paths(conn, [sample_copy / "notes"])
+    assert report.removed == 1
+    assert _titles(conn, "nightly export job") == []
+    assert (
+        conn.execute(
+            "SELECT count(*) FROM chunks c LEFT JOIN documents d ON d.id = c.document_id WHERE d.id IS NULL"
+        ).fetchone()[0]
+        == 0
+    )
+
+
+def _bad_folder(root: Path) -> None:
+    root.mkdir()
+    (root / "good.md").write_text("# Good note\n\nThe lighthouse keeper logs every ship.\n")
+    (root / "broken-yaml.md").write_text("---\ntitle: [unclosed\n---\n# Broken\n")
+    (root / "empty.md").write_text("")
+    (root / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    (root / "latin1.md").write_bytes("# Caf\xe9 notes\n".encode("latin-1"))
+    with open(root / "huge.md", "wb") as f:
+        f.write(b"# Huge\n" + b"x" * (20 * 1024 * 1024))
+    os.symlink("loop-b.md", root / "loop-a.md")
+    os.symlink("loop-a.md", root / "loop-b.md")
+    os.symlink("/etc/hostname", root / "outside.md")
+
+
+EXPECTED_REASONS = {
+    "broken-yaml.md": "broken YAML frontmatter at line 2",
+    "empty.md": "empty file",
+    "binary.md": "binary file (it contains NUL bytes), not text",
+    "latin1.md": "not valid UTF-8 (byte 5 is 0xe9); convert the file to UTF-8 to index it",
+    "huge.md": "file is 20.0 MB, over the 5 MB limit; raise it with --max-file-size",
+    "loop-a.md": "symlink loop",
+    "loop-b.md": "symlink loop",
+    "outside.md": "symlink points outside the indexed folder (/etc/hostname)",
+}
+
+
+def test_bad_input_is_reported_and_skipped_and_the_rest_indexed(
+    conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    root = tmp_path / "bad"
+    _bad_folder(root)
+    report = index_paths(conn, [root])
+    reasons = {Path(s.path).name: s.reason for s in report.skipped}
+    assert {k: v.split(":")[0] for k, v in reasons.items()} == {
+        k: v.split(":")[0] for k, v in EXPECTED_REASONS.items()
+    }
+    assert reasons["broken-yaml.md"].startswith("broken YAML frontmatter at line 2: ")
+    assert _titles(conn, "lighthouse keeper") == ["Good note"]
+    recorded = {Path(r[0]).name for r in conn.execute("SELECT path FROM ingest_errors")}
+    assert recorded == set(EXPECTED_REASONS)
+    # Unchanged broken files are reported again without being re-read; fixed ones clear.
+    again = index_paths(conn, [root])
+    assert {Path(s.path).name for s in again.skipped} == set(EXPECTED_REASONS)
+    (root / "empty.md").write_text("# Now full\n\nOf albatrosses.\n")
+    third = index_paths(conn, [root])
+    assert "empty.md" not in {Path(s.path).name for s in third.skipped}
+    assert _titles(conn, "albatrosses") == ["Now full"]
+
+
+def test_raising_the_size_limit_indexes_the_big_file(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    root = tmp_path / "big"
+    root.mkdir()
+    (root / "big.md").write_text("# Big\n\n" + "quokka " * 1_000_000)
+    assert [s.reason for s in index_paths(conn, [root]).skipped] == [
+        "file is 6.7 MB, over the 5 MB limit; raise it with --max-file-size"
+    ]
+    assert index_paths(conn, [root], max_file_size=10 * 1024 * 1024).skipped == []
+    assert _titles(conn, "quokka") == ["Big"]
+
+
+def test_a_file_that_breaks_keeps_its_last_good_version(conn: sqlite3.Connection, sample_copy: Path) -> None:
+    root = sample_copy / "memories"
+    index_paths(conn, [root])
+    memory = root / "decisions" / "project" / "use-sqlite-wal.memory.md"
+    memory.write_text("---\ntitle: [oops\n---\nhalf-written\n")
+    report = index_paths(conn, [root])
+    assert [Path(s.path).name for s in report.skipped] == ["use-sqlite-wal.memory.md"]
+    assert _titles(conn, "journal_mode WAL job queue")[0] == "Use SQLite in WAL mode for the job queue"
+    assert (
+        conn.execute("SELECT reason FROM ingest_errors").fetchone()[0].startswith("broken YAML frontmatter")
+    )
+
+
+def test_unreadable_folder_keeps_what_was_indexed(conn: sqlite3.Connection, sample_copy: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip(
+            "root reads any folder; the unreadable *file* case runs as nobody in test_unreadable_file"
+        )
+    index_paths(conn, [sample_copy])
+    (sample_copy / "serena" / "git").chmod(0)
+    try:
+        report = index_paths(conn, [sample_copy])
+    finally:
+        (sample_copy / "serena" / "git").chmod(0o755)
+    assert report.removed == 0
+    assert "Git: Cleaning Up Worktrees" in _titles(conn, "worktree prune")
+
+
+def test_unreadable_file(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    """A file the indexer may not read is reported and skipped; the rest is indexed.
+
+    Root reads everything, so under root the index runs in a child process whose capability
+    bounding set lacks DAC override (util-linux setpriv): the kernel's own permission check.
+    """
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "ok.md").write_text("# Readable\n\nPenguins waddle.\n")
+    (root / "secret.md").write_text("# Secret\n")
+    (root / "secret.md").chmod(0)
+    db_file = tmp_path / "perm.db"
+    code = (
+        "import sys, memdex; from memdex import db; "
+        "r = memdex.index_paths(db.connect(sys.argv[1]), [sys.argv[2]]); "
+        "print([(s.path.rsplit('/', 1)[1], s.reason) for s in r.skipped])"
+    )
+    prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+    out = subprocess.run(
+        [*prefix, sys.executable, "-c", code, str(db_file), str(root)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.strip() == "[('secret.md', 'cannot read file: Permission denied')]"
+    assert _titles(db.connect(db_file), "penguins") == ["Readable"]
+
+
+def test_progress_is_reported_per_file(conn: sqlite3.Connection, sample_copy: Path) -> None:
+    calls: list[tuple[int, int]] = []
+    index_paths(conn, [sample_copy / "notes"], progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(1, 3), (2, 3), (3, 3)]
+
+
+def test_ignored_paths(conn: sqlite3.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "notes"
+    for rel in ["a.md", ".a.md.swp", "b.md~", "node_modules/x.md", ".git/y.md", "drafts/c.md", "#d.md#"]:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("# T\n\nwombat\n")
+    monkeypatch.setenv("MEMDEX_IGNORE", "drafts")
+    index_paths(conn, [root])
+    assert [r[0] for r in conn.execute("SELECT rel_path FROM files")] == ["a.md"]
+
+
+def test_reindexing_every_remembered_root(conn: sqlite3.Connection, sample_copy: Path) -> None:
+    roots = [sample_copy / "notes", sample_copy / "serena"]
+    index_paths(conn, roots)
+    remembered = [Path(r["path"]) for r in conn.execute(db.query("root_paths"))]
+    assert sorted(remembered) == sorted(roots)
+
+
+def test_single_file_root(conn: sqlite3.Connection, sample_copy: Path) -> None:
+    note = sample_copy / "notes" / "chatgpt-prompting-tips.md"
+    report = index_paths(conn, [note])
+    assert report.added == 1
+    assert _titles(conn, "verbatim error") == ["Prompting tips that worked with ChatGPT"]
+
+
+def test_missing_path_is_an_error(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    from memdex.errors import MemdexError
+
+    with pytest.raises(MemdexError, match=r"nope: no such file or folder"):
+        index_paths(conn, [tmp_path / "nope"])
