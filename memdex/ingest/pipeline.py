@@ -272,7 +272,10 @@ class _Run:
             return
         limit = self.options.max_file_size or max(k.max_bytes for k in candidates)
         if found.size > limit:
-            reason = f"file is {found.size / MB:.1f} MB, over the {limit / MB:g} MB limit; raise it with --max-file-size"
+            reason = (
+                f"file is {found.size / MB:.1f} MB, over the {limit / MB:g} MB limit; "
+                "raise it with --max-file-size"
+            )
             self._skip(root_id, found, reason, remember_stat=False)
             return
         try:
