@@ -1,27 +1,77 @@
-"""Ranked candidates -> results: sizes, line ranges, snippets, why each matched, relevance.
+"""Ranked candidates -> results: sizes, line ranges, matching chunks, snippet, why, relevance.
 
-Only the results that are shown are looked at here, so the cost does not grow with the corpus:
-a handful of queries that ask, for each term and synonym, which of the shown documents and
-chunks contain it.
+Three queries, whatever the corpus size: the shown documents, their chunks, and the
+document frequencies of the query's stems. The rest is ``explain`` over that text.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from . import db
-from .layers import LAYER_NAMES, LAYER_WEIGHT
+from .explain import Explainer, tokens_of
+from .layers import LAYER_WEIGHT
 from .models import Hit
-from .terms import Term, any_of
+from .terms import Term
 
 if TYPE_CHECKING:
-    from .query import _Candidate, _Cascade
+    from .query import _Cascade
 
-SNIPPET_OPEN, SNIPPET_CLOSE = "«", "»"  # not ** : memories are markdown and use it
 MAX_MATCHING_CHUNKS = 50
-SYNONYM_COVERAGE = 0.8  # a term found only through a synonym counts this much of a match
+
+
+def explainer_for(conn: sqlite3.Connection, terms: list[Term]) -> Explainer:
+    "An Explainer whose word weights are the index's own idf for each stem."
+    explainer = Explainer(terms)
+    stems = explainer.all_stems()
+    if stems:
+        rows = conn.execute(db.query("term_frequencies"), {"terms": json.dumps(stems)}).fetchall()
+        total = next((r[1] for r in rows if r[0] == ""), 0)
+        explainer.idf = {
+            r[0]: math.log(1 + (total - r[1] + 0.5) / (r[1] + 0.5)) for r in rows if r[0] and total
+        }
+    return explainer
+
+
+class _Texts:
+    "The shown documents and their chunks, tokenized once."
+
+    def __init__(self, conn: sqlite3.Connection, doc_ids: list[int]) -> None:
+        ids = json.dumps(doc_ids)
+        self.docs = {r["id"]: r for r in conn.execute(db.query("hit_documents"), {"ids": ids})}
+        self.chunks: dict[int, list[sqlite3.Row]] = {}
+        self.by_id: dict[int, sqlite3.Row] = {}
+        for c in conn.execute(db.query("hit_chunks"), {"ids": ids}):
+            self.chunks.setdefault(c["document_id"], []).append(c)
+            self.by_id[c["id"]] = c
+        self._tokens: dict[int, list[str]] = {}
+
+    def tokens(self, chunk: sqlite3.Row) -> list[str]:
+        if chunk["id"] not in self._tokens:
+            self._tokens[chunk["id"]] = tokens_of(chunk["heading"], chunk["text"])
+        return self._tokens[chunk["id"]]
+
+    def topic_tokens(self, doc: sqlite3.Row) -> list[str]:
+        return tokens_of(doc["title"], doc["description"], doc["tags"], doc["topics"])
+
+    def ranked_chunks(self, doc_id: int, explainer: Explainer) -> list[tuple[float, sqlite3.Row]]:
+        "The document's chunks that contain a query term, best first."
+        scored = [(explainer.chunk_score(self.tokens(c)), c) for c in self.chunks.get(doc_id, [])]
+        return sorted((sc for sc in scored if sc[0] > 0), key=lambda sc: -sc[0])
+
+
+def best_chunks(conn: sqlite3.Connection, doc_ids: list[int], terms: list[Term]) -> dict[int, int]:
+    "Each document's best chunk for these terms, or its first chunk when none holds a term."
+    texts = _Texts(conn, doc_ids)
+    explainer = explainer_for(conn, terms)
+    out = {}
+    for doc_id, own in texts.chunks.items():
+        ranked = texts.ranked_chunks(doc_id, explainer)
+        out[doc_id] = ranked[0][1]["id"] if ranked else own[0]["id"]
+    return out
 
 
 def build_hits(
@@ -30,41 +80,30 @@ def build_hits(
     ranked = run.ranked()[: run.limit]
     if not ranked:
         return [], False
-    doc_ids = list(dict.fromkeys(c.document_id for c in ranked))
-    docs = {r["id"]: r for r in conn.execute(db.query("hit_documents"), {"ids": json.dumps(doc_ids)})}
-    chunks: dict[int, list[sqlite3.Row]] = {}
-    chunk_by_id: dict[int, sqlite3.Row] = {}
-    for c in conn.execute(db.query("hit_chunks"), {"ids": json.dumps(doc_ids)}):
-        chunks.setdefault(c["document_id"], []).append(c)
-        chunk_by_id[c["id"]] = c
-
-    alternatives = [[t, *t.synonyms] for t in run.terms]
-    any_match = any_of(alternatives) if run.terms else ""
-    chunk_scores = _scores(conn, any_match, list(chunk_by_id)) if any_match else {}
-    presence = _Presence(conn, run.terms, doc_ids, list(chunk_by_id))
-
+    texts = _Texts(conn, list(dict.fromkeys(c.document_id for c in ranked)))
+    explainer = explainer_for(conn, run.terms)
     hits: list[Hit] = []
     total = 0
-    truncated = False
     top_score = {c.tier: c.score for c in reversed(ranked)}  # best score of each tier
     for cand in ranked:
-        doc = docs[cand.document_id]
-        own = chunks.get(cand.document_id, [])
-        matching = sorted((c for c in own if c["id"] in chunk_scores), key=lambda c: chunk_scores[c["id"]])
+        doc = texts.docs[cand.document_id]
+        own = texts.chunks.get(cand.document_id, [])
+        matching = texts.ranked_chunks(cand.document_id, explainer)
         best: sqlite3.Row | None
         if run.granularity == "chunk":
-            best = chunk_by_id[next(iter(cand.chunks))]
-            scope_chunks = [best["id"]]
+            best = texts.by_id[next(iter(cand.chunks))]
+            scope = [best]
             size, tokens = best["size_bytes"], best["est_tokens"]
         else:
-            best = matching[0] if matching else (own[0] if own else None)
-            scope_chunks = [c["id"] for c in own]
+            best = matching[0][1] if matching else (own[0] if own else None)
+            scope = own
             size, tokens = doc["size_bytes"], doc["est_tokens"]
         if max_tokens is not None and total + tokens > max_tokens:
-            truncated = True
-            break
+            return hits, True
         total += tokens
-        why, coverage = presence.explain(cand, scope_chunks)
+        why, coverage = explainer.explain(
+            cand.layer, cand.tier, texts.topic_tokens(doc), [texts.tokens(c) for c in scope]
+        )
         strength = cand.score / top_score[cand.tier] if top_score.get(cand.tier) else 1.0
         relevance = LAYER_WEIGHT[cand.layer] * coverage * (0.8 + 0.2 * max(0.0, min(strength, 1.0)))
         hit = Hit(
@@ -81,7 +120,7 @@ def build_hits(
             relevance=round(relevance, 3),
             match_layer=cand.layer,
             why_relevant=why,
-            snippet=_snippet(conn, best, any_match) if best is not None else doc["description"],
+            snippet=_snippet(explainer, best, doc),
             line_start=best["line_start"] if best is not None else None,
             line_end=best["line_end"] if best is not None else None,
             size_bytes=size,
@@ -91,20 +130,22 @@ def build_hits(
         )
         if run.granularity == "chunk" and best is not None:
             hit.chunk_id, hit.heading = best["id"], best["heading"]
-            hit.matching_chunks = [_chunk_info(best, chunk_scores.get(best["id"]))]
+            hit.matching_chunks = [_chunk_info(best, explainer.chunk_score(texts.tokens(best)))]
         else:
-            hit.matching_chunks = [
-                _chunk_info(c, chunk_scores[c["id"]]) for c in matching[:MAX_MATCHING_CHUNKS]
-            ]
+            hit.matching_chunks = [_chunk_info(c, score) for score, c in matching[:MAX_MATCHING_CHUNKS]]
         if full_text:
-            hit.text = _text(
-                conn, [best["id"]] if run.granularity == "chunk" and best else [c["id"] for c in own]
-            )
+            hit.text = "\n\n".join(c["text"] for c in scope)
         hits.append(hit)
-    return hits, truncated
+    return hits, False
 
 
-def _chunk_info(c: sqlite3.Row, score: float | None) -> dict[str, Any]:
+def _snippet(explainer: Explainer, chunk: sqlite3.Row | None, doc: sqlite3.Row) -> str:
+    if chunk is None:
+        return str(doc["description"])
+    return explainer.snippet(chunk["text"])
+
+
+def _chunk_info(c: sqlite3.Row, score: float) -> dict[str, Any]:
     info: dict[str, Any] = {
         "chunk_id": c["id"],
         "seq": c["seq"],
@@ -112,110 +153,9 @@ def _chunk_info(c: sqlite3.Row, score: float | None) -> dict[str, Any]:
         "line_start": c["line_start"],
         "line_end": c["line_end"],
         "est_tokens": c["est_tokens"],
-        "score": round(-score, 4) if score is not None else None,
+        "score": round(score, 3),
     }
     meta = json.loads(c["meta"] or "{}")
     if meta:
         info.update(meta)
     return info
-
-
-def _scores(conn: sqlite3.Connection, match: str, chunk_ids: list[int]) -> dict[int, float]:
-    if not chunk_ids:
-        return {}
-    rows = conn.execute(db.query("rank_chunks_in_documents"), {"match": match, "ids": json.dumps(chunk_ids)})
-    return {r["id"]: r["score"] for r in rows}
-
-
-def _snippet(conn: sqlite3.Connection, chunk: sqlite3.Row, match: str) -> str:
-    if match:
-        row = conn.execute(
-            db.query("snippet"),
-            {
-                "match": match,
-                "chunk_id": chunk["id"],
-                "open": SNIPPET_OPEN,
-                "close": SNIPPET_CLOSE,
-            },
-        ).fetchone()
-        if row and row[0]:
-            return " ".join(row[0].split())
-    text = " ".join(chunk["text"].split())
-    return text[:200] + ("…" if len(text) > 200 else "")
-
-
-def _text(conn: sqlite3.Connection, chunk_ids: list[int]) -> str:
-    rows = conn.execute(db.query("chunk_texts"), {"ids": json.dumps(chunk_ids)})
-    return "\n\n".join(r[0] for r in rows)
-
-
-class _Presence:
-    "Which terms and synonyms each shown document (topics) and chunk (content) contains."
-
-    def __init__(
-        self, conn: sqlite3.Connection, terms: list[Term], doc_ids: list[int], chunk_ids: list[int]
-    ) -> None:
-        self.terms = terms
-        self.in_topics: dict[str, set[int]] = {}
-        self.in_chunks: dict[str, set[int]] = {}
-        ids_d, ids_c = json.dumps(doc_ids), json.dumps(chunk_ids)
-        for term in terms:
-            for alt in [term, *term.synonyms]:
-                if alt.phrase in self.in_topics:
-                    continue
-                self.in_topics[alt.phrase] = {
-                    r[0]
-                    for r in conn.execute(db.query("term_in_documents"), {"match": alt.phrase, "ids": ids_d})
-                }
-                self.in_chunks[alt.phrase] = {
-                    r[0] for r in conn.execute(db.query("score_chunks"), {"match": alt.phrase, "ids": ids_c})
-                }
-
-    def explain(self, cand: _Candidate, chunk_ids: list[int]) -> tuple[dict[str, Any], float]:
-        "why_relevant for one result, and the share of key terms it covers (synonyms 0.8)."
-        chunks = set(chunk_ids)
-        matched: list[dict[str, Any]] = []
-        via: list[dict[str, Any]] = []
-        missing: list[str] = []
-        covered = 0.0
-        for term in self.terms:
-            where = self._where(term, cand.document_id, chunks)
-            if where:
-                matched.append({"term": term.text, "fields": where})
-                covered += 1.0
-                continue
-            for syn in term.synonyms:
-                where = self._where(syn, cand.document_id, chunks)
-                if where:
-                    via.append({"term": term.text, "synonym": syn.text, "fields": where})
-                    covered += SYNONYM_COVERAGE
-                    break
-            else:
-                missing.append(term.text)
-        mode = "all terms" if cand.tier <= 4 else "any term"
-        parts = [f"{m['term']} [{', '.join(m['fields'])}]" for m in matched]
-        parts += [f"{v['synonym']} (synonym of {v['term']}) [{', '.join(v['fields'])}]" for v in via]
-        summary = f"layer {cand.layer} ({LAYER_NAMES[cand.layer]}, {mode}): " + (
-            "; ".join(parts) or "raw FTS5 query"
-        )
-        if missing:
-            summary += f"; not found: {', '.join(missing)}"
-        why = {
-            "layer": cand.layer,
-            "layer_name": LAYER_NAMES[cand.layer],
-            "match": "all" if cand.tier <= 4 else "any",
-            "terms": matched,
-            "synonyms": via,
-            "missing": missing,
-            "summary": summary,
-        }
-        coverage = covered / len(self.terms) if self.terms else 1.0
-        return why, coverage
-
-    def _where(self, term: Term, doc_id: int, chunks: set[int]) -> list[str]:
-        where = []
-        if doc_id in self.in_topics.get(term.phrase, ()):
-            where.append("topics")
-        if chunks & self.in_chunks.get(term.phrase, set()):
-            where.append("content")
-        return where

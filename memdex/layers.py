@@ -6,3 +6,7 @@ LAYER_NAMES = {1: "topics", 2: "topics+synonyms", 3: "content", 4: "content+syno
 # A match on what a memory is filed under (its topics) outranks one in passing (its text),
 # and the query's own words outrank synonyms.
 LAYER_WEIGHT = {1: 1.0, 2: 0.9, 3: 0.85, 4: 0.75}
+
+# A match through a synonym counts half of a match on the word itself, in ranking and in
+# choosing a document's best chunk.
+SYNONYM_WEIGHT = 0.5

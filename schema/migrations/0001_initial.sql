@@ -178,3 +178,8 @@ CREATE TRIGGER synonyms_au AFTER UPDATE ON synonyms BEGIN
     VALUES ('delete', old.id, old.term, old.synonym);
     INSERT INTO synonyms_fts (rowid, term, synonym) VALUES (new.id, new.term, new.synonym);
 END;
+
+-- Term statistics of the full-text indexes (how many chunks or documents hold each stem):
+-- they weigh words when memdex explains and snippets a result, and serve keyword tools.
+CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, 'row');
+CREATE VIRTUAL TABLE documents_vocab USING fts5vocab(documents_fts, 'row');

@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""Ranking quality of memdex, each figure beside a plain SQLite FTS5 baseline on the same files.
+
+- SciFact (BEIR, train split): nDCG@10 and recall@100. The corpus is written as markdown
+  notes, one per abstract with its title in the frontmatter, and indexed by memdex.
+- Serena memories: recall@10 and MRR on scripts/eval_data/serena-queries.jsonl, by query
+  type (direct, paraphrase, question) and split (dev, test).
+
+The baseline is what a user gets from SQLite alone: one FTS5 row per file (porter), the
+query's words as an OR of quoted terms, ordered by bm25. A naive word-count ranking is shown
+for the Serena set too.
+
+Examples:
+
+    python scripts/eval.py                       # both sets, JSON on stdout
+    python scripts/eval.py --set serena --split dev
+    python scripts/eval.py --set scifact --via-cli   # through `memdex search --batch`
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import click
+
+import memdex
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parent.parent / "shared" / "data"
+SERENA_QUERIES = HERE / "eval_data" / "serena-queries.jsonl"
+_WORD = re.compile(r"[^\W_]+")
+
+Ranker = Callable[[list[dict]], list[list[str]]]  # queries -> ranked keys per query
+
+
+# -- metrics --------------------------------------------------------------------------------
+def ndcg_at(ranked: list[str], relevant: dict[str, int], k: int = 10) -> float:
+    dcg = sum(relevant.get(doc, 0) / math.log2(i + 2) for i, doc in enumerate(ranked[:k]))
+    ideal = sorted(relevant.values(), reverse=True)[:k]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+def recall_at(ranked: list[str], relevant: Iterable[str], k: int) -> float:
+    wanted = set(relevant)
+    return len(wanted & set(ranked[:k])) / len(wanted) if wanted else 0.0
+
+
+def reciprocal_rank(ranked: list[str], relevant: Iterable[str]) -> float:
+    wanted = set(relevant)
+    return next((1.0 / (i + 1) for i, doc in enumerate(ranked) if doc in wanted), 0.0)
+
+
+def mean(values: list[float]) -> float:
+    return round(sum(values) / len(values), 4) if values else 0.0
+
+
+# -- rankers --------------------------------------------------------------------------------
+def memdex_ranker(
+    db_path: Path, key_of: Callable[[dict], str], limit: int, granularity: str = "doc"
+) -> Ranker:
+    def rank(queries: list[dict]) -> list[list[str]]:
+        conn = memdex.open_index(db_path, create=False)
+        out = []
+        for q in queries:
+            hits = memdex.search(conn, q["query"], limit=limit, granularity=granularity).hits
+            out.append(_dedupe(key_of(h.to_dict()) for h in hits))
+        return out
+
+    return rank
+
+
+def cli_ranker(db_path: Path, key_of: Callable[[dict], str], limit: int) -> Ranker:
+    "The same searches through `memdex search --batch`, as an outside evaluator runs them."
+
+    def rank(queries: list[dict]) -> list[list[str]]:
+        lines = "".join(
+            json.dumps({"id": i, "query": q["query"], "limit": limit}) + "\n" for i, q in enumerate(queries)
+        )
+        proc = subprocess.run(
+            [sys.executable, "-m", "memdex", "--db", str(db_path), "search", "--batch", "-"],
+            input=lines,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        by_id = {row["id"]: row for row in map(json.loads, proc.stdout.splitlines())}
+        return [_dedupe(key_of(h) for h in by_id[i].get("results", [])) for i in range(len(queries))]
+
+    return rank
+
+
+def fts5_baseline(docs: dict[str, str], limit: int) -> Ranker:
+    "Plain SQLite FTS5: one row per file, porter, OR of the query's words, bm25."
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE d USING fts5(key UNINDEXED, body, tokenize='porter unicode61')")
+    conn.executemany("INSERT INTO d (key, body) VALUES (?, ?)", docs.items())
+
+    def rank(queries: list[dict]) -> list[list[str]]:
+        out = []
+        for q in queries:
+            words = _WORD.findall(q["query"].lower())
+            match = " OR ".join(f'"{w}"' for w in words) or '""'
+            rows = conn.execute("SELECT key FROM d WHERE d MATCH ? ORDER BY bm25(d) LIMIT ?", (match, limit))
+            out.append([r[0] for r in rows])
+        return out
+
+    return rank
+
+
+def word_count_baseline(docs: dict[str, str], limit: int) -> Ranker:
+    "Naive: rank files by how many times the query's words occur in them."
+    lowered = {k: v.lower() for k, v in docs.items()}
+
+    def rank(queries: list[dict]) -> list[list[str]]:
+        out = []
+        for q in queries:
+            words = set(_WORD.findall(q["query"].lower()))
+            counts = {k: sum(text.count(w) for w in words) for k, text in lowered.items()}
+            out.append([k for k, c in sorted(counts.items(), key=lambda kv: -kv[1]) if c][:limit])
+        return out
+
+    return rank
+
+
+def _dedupe(keys: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(keys))
+
+
+def timed(ranker: Ranker, queries: list[dict]) -> tuple[list[list[str]], float]:
+    started = time.perf_counter()
+    ranked = ranker(queries)
+    return ranked, round((time.perf_counter() - started) / max(len(queries), 1) * 1000, 2)
+
+
+# -- SciFact --------------------------------------------------------------------------------
+def scifact_notes(target: Path) -> dict[str, str]:
+    "Write the SciFact corpus as markdown notes (title in frontmatter); return key -> text."
+    target.mkdir(parents=True, exist_ok=True)
+    docs = {}
+    with open(DATA / "scifact" / "corpus.jsonl", encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            title = row["title"].replace('"', "'")
+            (target / f"{row['_id']}.md").write_text(
+                f'---\ntitle: "{title}"\n---\n\n{row["text"]}\n', "utf-8"
+            )
+            docs[row["_id"]] = f"{row['title']}\n{row['text']}"
+    return docs
+
+
+def scifact_queries() -> list[dict]:
+    qrels: dict[str, dict[str, int]] = {}
+    with open(DATA / "scifact" / "qrels" / "train.tsv", encoding="utf-8") as f:
+        next(f)
+        for line in f:
+            qid, doc, score = line.split()
+            qrels.setdefault(qid, {})[doc] = int(score)
+    queries = []
+    with open(DATA / "scifact" / "queries-train.jsonl", encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            if row["_id"] in qrels:
+                queries.append({"id": row["_id"], "query": row["text"], "qrels": qrels[row["_id"]]})
+    return queries
+
+
+def eval_scifact(work: Path, via_cli: bool, limit: int) -> dict:
+    docs = scifact_notes(work / "scifact-notes")
+    db_path = work / "scifact.db"
+    conn = memdex.open_index(db_path)
+    report = memdex.index_paths(conn, [work / "scifact-notes"])
+    conn.close()
+    queries = scifact_queries()
+
+    def key_of(hit: dict) -> str:
+        return Path(hit["path"]).stem
+
+    rankers = {
+        "memdex": (cli_ranker if via_cli else memdex_ranker)(db_path, key_of, limit),
+        "fts5_baseline": fts5_baseline(docs, limit),
+    }
+    out: dict = {"queries": len(queries), "documents": len(docs), "index_seconds": report.seconds}
+    for name, ranker in rankers.items():
+        ranked, ms = timed(ranker, queries)
+        out[name] = {
+            "ndcg@10": mean([ndcg_at(r, q["qrels"]) for r, q in zip(ranked, queries, strict=True)]),
+            "recall@100": mean([recall_at(r, q["qrels"], 100) for r, q in zip(ranked, queries, strict=True)]),
+            "ms_per_query": ms,
+        }
+    return out
+
+
+# -- Serena ---------------------------------------------------------------------------------
+def eval_serena(work: Path, split: str | None, via_cli: bool) -> dict:
+    root = DATA / "serena-memories"
+    db_path = work / "serena.db"
+    conn = memdex.open_index(db_path)
+    memdex.index_paths(conn, [root])
+    conn.close()
+    queries = [json.loads(line) for line in SERENA_QUERIES.read_text().splitlines() if line.strip()]
+    if split:
+        queries = [q for q in queries if q["split"] == split]
+    docs = {
+        str(p.relative_to(root)): p.read_text("utf-8", errors="replace")
+        for p in root.rglob("*.md")
+        if not (p.name == "memory-index.md" or p.name.endswith("-index.md"))
+    }
+
+    def key_of(hit: dict) -> str:
+        return str(Path(hit["path"]).relative_to(root))
+
+    rankers = {
+        "memdex": (cli_ranker if via_cli else memdex_ranker)(db_path, key_of, 10),
+        "fts5_baseline": fts5_baseline(docs, 10),
+        "word_count_baseline": word_count_baseline(docs, 10),
+    }
+    out: dict = {"queries": len(queries), "split": split or "all"}
+    for name, ranker in rankers.items():
+        ranked, ms = timed(ranker, queries)
+        rows = list(zip(ranked, queries, strict=True))
+        section: dict = {
+            "recall@10": mean([recall_at(r, q["relevant"], 10) for r, q in rows]),
+            "mrr": mean([reciprocal_rank(r, q["relevant"]) for r, q in rows]),
+            "ms_per_query": ms,
+        }
+        for kind in ("direct", "paraphrase", "question"):
+            part = [(r, q) for r, q in rows if q["type"] == kind]
+            section[kind] = {
+                "recall@10": mean([recall_at(r, q["relevant"], 10) for r, q in part]),
+                "mrr": mean([reciprocal_rank(r, q["relevant"]) for r, q in part]),
+            }
+        if name == "memdex":
+            section["misses"] = [
+                {"id": q["id"], "query": q["query"], "want": q["relevant"][0], "got": r[:3]}
+                for r, q in rows
+                if not set(q["relevant"]) & set(r)
+            ]
+        out[name] = section
+    return out
+
+
+@click.command()
+@click.option(
+    "--set", "which", type=click.Choice(["all", "scifact", "serena"]), default="all", show_default=True
+)
+@click.option("--split", type=click.Choice(["dev", "test"]), help="Serena queries of one split only.")
+@click.option("--via-cli", is_flag=True, help="Search through `memdex search --batch` in a subprocess.")
+@click.option("--misses", is_flag=True, help="List the Serena queries memdex misses.")
+@click.option("--work", type=click.Path(file_okay=False, path_type=Path), help="Keep notes and indexes here.")
+def main(which: str, split: str | None, via_cli: bool, misses: bool, work: Path | None) -> None:
+    """Measure ranking quality (JSON on stdout).
+
+    Example:
+
+        python scripts/eval.py --set serena --split dev
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = work or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        result: dict = {"memdex": memdex.__version__}
+        if which in ("all", "scifact"):
+            result["scifact_train"] = eval_scifact(folder, via_cli, 100)
+        if which in ("all", "serena"):
+            result["serena"] = eval_serena(folder, split, via_cli)
+            if not misses:
+                result["serena"]["memdex"].pop("misses")
+        click.echo(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
