@@ -172,15 +172,7 @@ class _Cascade:
         name = "layer_topics" if layer <= 2 else "layer_content"
         params = {**self.params, "match": match, "limit": limit}
         sql = db.query(name)
-        try:
-            rows = self.conn.execute(sql, params).fetchall()
-        except sqlite3.OperationalError as exc:
-            if "fts5" in str(exc) or "syntax" in str(exc) or "no such column" in str(exc):
-                raise QuerySyntaxError(
-                    f"Invalid FTS5 query {match!r}: {exc}. Drop --raw to search the words as typed, "
-                    "or see https://sqlite.org/fts5.html#full_text_query_syntax"
-                ) from None
-            raise
+        rows = self.conn.execute(sql, params).fetchall()
         self.layers.append(
             LayerRun(
                 layer,
@@ -211,7 +203,8 @@ class _Cascade:
             self._add(layer, layer, rows, weight=1.0)
             if self._enough():
                 return
-        self._any_terms(originals, has_synonyms, fetch)
+        if len(self.terms) > 1:  # with one term, "any" is "all": nothing new to find
+            self._any_terms(originals, has_synonyms, fetch)
 
     def _any_terms(self, originals: list[list[Term]], has_synonyms: bool, fetch: int) -> None:
         """The widest pass: documents matching any key term, ranked by one fused score.
@@ -289,9 +282,23 @@ class _Cascade:
                 )
 
     def raw(self, expression: str) -> None:
+        """The user's own FTS5 expression on layers 1 and 3, no synonyms.
+
+        Checked first against empty tables of the same shape, so a bad expression is the
+        user's QuerySyntaxError and any other database error stays a real error.
+        """
         self.terms = []  # an FTS5 expression has operators, not terms to explain
+        problems = {layer: _fts5_problem(layer, expression) for layer in (1, 3)}
+        if all(problems.values()):
+            raise QuerySyntaxError(
+                f"Invalid FTS5 query {expression!r}: {problems[3]}. Drop --raw to search the words "
+                "as typed, or see https://sqlite.org/fts5.html#full_text_query_syntax"
+            )
         fetch = max(self.limit * 5, 50)
         for layer in (1, 3):
+            if problems[layer]:
+                self.notes.append(f"layer {layer} skipped: {problems[layer]}")
+                continue
             rows = self._run_layer(layer, expression, "raw", fetch if layer == 1 else fetch * 4)
             self._add(layer, layer, rows, weight=1.0)
             if self._enough():
@@ -307,3 +314,19 @@ class _Cascade:
 
     def hits(self, max_tokens: int | None, full_text: bool) -> tuple[list[Hit], bool]:
         return build_hits(self.conn, self, max_tokens, full_text)
+
+
+_SHAPES = {1: "title, description, tags, topics", 3: "heading, text"}
+
+
+def _fts5_problem(layer: int, expression: str) -> str | None:
+    "Why FTS5 rejects this expression for a layer's table, or None if it accepts it."
+    check = sqlite3.connect(":memory:")
+    try:
+        check.execute(f"CREATE VIRTUAL TABLE t USING fts5({_SHAPES[layer]}, tokenize='porter unicode61')")
+        check.execute("SELECT rowid FROM t WHERE t MATCH ?", (expression,)).fetchall()
+    except sqlite3.OperationalError as exc:
+        return str(exc)
+    finally:
+        check.close()
+    return None

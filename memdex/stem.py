@@ -35,17 +35,20 @@ def stems(text: str) -> list[str]:
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    "Porter's algorithm, as FTS5 applies it: ASCII tokens of 3 to 64 characters; others as they are."
-    if len(word) < 3 or len(word) > 64 or not word.isascii():
+    """Porter's algorithm as FTS5 applies it: on the UTF-8 bytes of tokens of 3 to 64 bytes,
+    any byte that is not an ASCII vowel counting as a consonant (so "straße" -> "straß")."""
+    data = word.encode("utf-8")
+    if len(data) < 3 or len(data) > 64:
         return word
-    w = _step1a(word)
+    w = data.decode("latin-1")  # one character per byte; suffixes are ASCII
+    w = _step1a(w)
     w = _step1b(w)
     w = _step1c(w)
     w = _step2(w)
     w = _step3(w)
     w = _step4(w)
     w = _step5(w)
-    return w
+    return w.encode("latin-1").decode("utf-8", errors="replace")
 
 
 def _is_consonant(w: str, i: int) -> bool:

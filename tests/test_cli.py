@@ -1,0 +1,225 @@
+"""The command line as users see it: output, JSON fields, exit codes and error messages."""
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from memdex.cli import cli
+
+from .test_terms import HOSTILE
+
+RESULT_FIELDS = {
+    "id",
+    "key",
+    "path",
+    "title",
+    "kind",
+    "namespace",
+    "type",
+    "scope",
+    "platform",
+    "tags",
+    "date",
+    "score",
+    "relevance",
+    "match_layer",
+    "why_relevant",
+    "snippet",
+    "line_start",
+    "line_end",
+    "size_bytes",
+    "est_tokens",
+    "matching_chunks",
+}
+
+
+def run(db_path: Path, *args: str, input: str | None = None) -> Result:
+    return CliRunner().invoke(cli, ["--db", str(db_path), *args], input=input, catch_exceptions=False)
+
+
+@pytest.fixture
+def indexed(db_path: Path, sample_copy: Path) -> Path:
+    result = run(
+        db_path,
+        "index",
+        str(sample_copy / "memories"),
+        str(sample_copy / "serena"),
+        str(sample_copy / "notes"),
+    )
+    assert result.exit_code == 0, result.output
+    return db_path
+
+
+def test_index_prints_a_summary(db_path: Path, sample_copy: Path) -> None:
+    result = run(db_path, "index", str(sample_copy / "notes"))
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[1].startswith(
+        "3 files: 3 added, 0 updated, 0 unchanged, 0 removed, 0 skipped"
+    )
+    again = run(db_path, "index")  # no PATH: every remembered root
+    assert "3 unchanged" in again.stdout
+
+
+def test_index_without_any_root_is_a_usage_error(db_path: Path) -> None:
+    result = run(db_path, "index")
+    assert result.exit_code == 2
+    assert "Nothing to index yet: give a PATH" in result.stderr
+
+
+def test_index_with_bad_files_exits_1_and_lists_them(db_path: Path, tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "good.md").write_text("# Good\n\nfine\n")
+    (root / "empty.md").write_text("")
+    (root / "bad.md").write_text("---\ntags: [x\n---\n")
+    result = run(db_path, "index", str(root))
+    assert result.exit_code == 1
+    assert "1 added" in result.stdout and "2 skipped" in result.stdout
+    assert result.stderr.splitlines()[0] == "Skipped 2 files:"
+    assert f"  {root / 'empty.md'}: empty file" in result.stderr.splitlines()
+    status = run(db_path, "status")
+    assert "Errors: 2" in status.stdout
+    assert f"{root / 'bad.md'}: broken YAML frontmatter at line 2" in status.stdout
+
+
+def test_search_human_layout(indexed: Path) -> None:
+    result = run(indexed, "search", "deploy key rotation", "--limit", "2")
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("Found 4 results for 'deploy key rotation', showing 2 · layer 1 (topics)")
+    assert lines[2] == " 1. Rotate the deploy keys"
+    assert lines[3].startswith("    memory · procedures/project · 2025-10-30 · 7c5a1e93-")
+    assert lines[5].startswith("    why: layer 1 (topics, all terms): deploy [topics, content]")
+    assert lines[7].startswith("    read: ") and lines[7].endswith("rotate-deploy-keys.memory.md:14-21")
+
+
+def test_search_json_fields(indexed: Path) -> None:
+    result = run(indexed, "search", "Chatty", "--json")
+    data = json.loads(result.stdout)
+    assert data["found"] == 3 and data["showing"] == 3
+    assert data["total_tokens"] == sum(r["est_tokens"] for r in data["results"])
+    for r in data["results"]:
+        assert set(r) == RESULT_FIELDS
+        assert r["match_layer"] == 2
+        assert r["why_relevant"]["synonyms"][0] == {
+            "term": "chatty",
+            "synonym": "chatgpt",
+            "fields": ["topics", "content"],
+        }
+
+
+def test_search_chunk_json_carries_text_with_full(indexed: Path) -> None:
+    data = json.loads(run(indexed, "search", "rerere", "--granularity", "chunk", "--full", "--json").stdout)
+    first = data["results"][0]
+    assert "rerere" in first["text"] and first["heading"] and first["chunk_id"]
+
+
+def test_search_sql_runs_in_sqlite3(indexed: Path) -> None:
+    result = run(indexed, "search", "worktree cleanup", "--sql")
+    assert result.exit_code == 0
+    statements = [block.split("\n", 1)[1] for block in result.stdout.strip().split("\n\n")]
+    assert len(statements) >= 1
+    conn = sqlite3.connect(indexed)
+    first = conn.execute(statements[0].rstrip(";")).fetchall()
+    assert first, "layer 1 finds the worktree memory"
+    if shutil.which("sqlite3"):
+        out = subprocess.run(
+            ["sqlite3", str(indexed)], input=statements[0], capture_output=True, text=True, check=True
+        )
+        assert out.stdout.strip().splitlines()[0].split("|")[0] == str(first[0][0])
+
+
+def test_search_without_an_index(tmp_path: Path) -> None:
+    result = run(tmp_path / "none.db", "search", "x")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"Error: No memdex index at {tmp_path / 'none.db'}. Run `memdex index PATH` first, "
+        "or point --db (or $MEMDEX_DB) at an existing index.\n"
+    )
+    assert not (tmp_path / "none.db").exists()
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_hostile_queries_exit_0(indexed: Path, text: str) -> None:
+    result = run(indexed, "search", "--json", "--", text)  # `--`: a query may start with "-"
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["query"] == text
+
+
+def test_raw_syntax_error_is_a_message(indexed: Path) -> None:
+    result = run(indexed, "search", '"unbalanced', "--raw")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: Invalid FTS5 query '\"unbalanced': ")
+    assert "Traceback" not in result.output
+
+
+def test_bad_date_exits_2(indexed: Path) -> None:
+    result = run(indexed, "search", "x", "--since", "yesterday")
+    assert result.exit_code == 2
+    assert "--since 'yesterday' is not a date" in result.stderr
+
+
+def test_batch(indexed: Path) -> None:
+    lines = "\n".join(
+        [
+            json.dumps({"id": "a", "query": "rerere", "limit": 1}),
+            json.dumps({"id": "b", "query": "deploy", "kind": "memory", "granularity": "chunk"}),
+            json.dumps({"id": "c", "query": "x", "colour": "red"}),
+            "not json",
+            "",
+        ]
+    )
+    result = run(indexed, "search", "--batch", "-", input=lines)
+    assert result.exit_code == 0
+    out = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [o["id"] for o in out] == ["a", "b", "c", None]
+    assert [r["title"] for r in out[0]["results"]] == ["Git: Rebase Conflicts"]
+    assert {r["kind"] for r in out[1]["results"]} == {"memory"}
+    assert out[2]["error"].startswith("unknown option 'colour'; known options: id, query, ")
+    assert out[3] == {"id": None, "line": 4, "error": "line 4 is not JSON: Expecting value"}
+
+
+def test_status_json(indexed: Path) -> None:
+    data = json.loads(run(indexed, "status", "--json").stdout)
+    assert data["counts"]["documents"] == 12
+    assert {k["kind"]: k["documents"] for k in data["kinds"]} == {"memory": 5, "serena": 4, "note": 3}
+    assert data["database"]["fts_tables"] == {"documents": "documents_fts", "chunks": "chunks_fts"}
+    assert sorted(r["detected_kind"] for r in data["roots"]) == ["files", "files", "serena"]
+
+
+def test_synonyms_commands(db_path: Path, tmp_path: Path) -> None:
+    assert run(db_path, "synonyms", "add", "k8s", "kubernetes", "kube").stdout == "Added 2 synonyms to k8s.\n"
+    listed = run(db_path, "synonyms", "list").stdout.splitlines()
+    assert "k8s: kubernetes, kube" in listed and "chatgpt: chatty, gpt" in listed
+    saved = tmp_path / "syn.txt"
+    saved.write_text("\n".join(listed))
+    assert run(db_path, "synonyms", "import", str(saved)).stdout == f"Imported 0 new synonyms from {saved}.\n"
+    assert run(db_path, "synonyms", "remove", "k8s", "kube").stdout == "Removed 1 synonym.\n"
+    missing = run(db_path, "synonyms", "remove", "nothing")
+    assert missing.exit_code == 1 and missing.stderr == "Error: No synonyms of 'nothing' to remove.\n"
+
+
+def test_demo_runs_on_the_shipped_sample() -> None:
+    result = CliRunner().invoke(cli, ["demo"], catch_exceptions=False)
+    assert result.exit_code == 0
+    assert "12 documents written" in result.stdout
+    assert "why: layer 2 (topics+synonyms, all terms): chatgpt (synonym of chatty)" in result.stdout
+    assert "Filters: months=[10]" in result.stdout
+
+
+def test_kinds_lists_the_registry() -> None:
+    out = CliRunner().invoke(cli, ["kinds"]).stdout
+    assert [line.split()[0] for line in out.splitlines()] == ["serena", "memory", "note"]
+
+
+def test_python_dash_m_and_version() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "memdex", "--version"], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.startswith("memdex, version ")

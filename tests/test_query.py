@@ -1,0 +1,190 @@
+"""The four-layer cascade, filters, granularity, budget and hostile input, on real SQLite."""
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memdex.errors import InvalidParameter, QuerySyntaxError
+from memdex.ingest.pipeline import index_paths
+from memdex.query import Filters, search
+
+from .test_terms import HOSTILE
+
+LAYER_CORPUS = {
+    # title and tags carry "kubernetes"; the body never says it
+    "deploy/rollout.md": "---\ntitle: Kubernetes rollout checklist\ntags: [deploy]\n---\n# Steps\n\nDrain nodes first.\n",
+    # "k8s" only in a tag: reached from "kubernetes" through a user synonym (layer 2)
+    "deploy/cluster.md": "---\ntitle: Cluster upgrades\ntags: [k8s]\n---\n# Upgrade\n\nOne minor version at a time.\n",
+    # "kubernetes" only in the text (layer 3)
+    "notes/meeting.md": "# Weekly sync\n\nWe talked about kubernetes costs and the cafeteria.\n",
+    # "kube" only in the text (layer 4)
+    "notes/chat.md": "# Chat log\n\nSomeone asked whether kube manifests belong in git.\n",
+    "notes/unrelated.md": "# Gardening\n\nTomatoes need sun.\n",
+}
+
+
+@pytest.fixture
+def layered(conn: sqlite3.Connection, tmp_path: Path) -> sqlite3.Connection:
+    root = tmp_path / "layered"
+    for rel, text in LAYER_CORPUS.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    index_paths(conn, [root])
+    conn.execute("INSERT INTO synonyms (term, synonym) VALUES ('kubernetes', 'k8s'), ('kubernetes', 'kube')")
+    return conn
+
+
+def test_each_result_carries_the_layer_that_found_it(layered: sqlite3.Connection) -> None:
+    result = search(layered, "kubernetes")
+    got = [(h.key, h.match_layer, h.why_relevant["match"]) for h in result.hits]
+    assert got == [
+        ("deploy/rollout.md", 1, "all"),
+        ("deploy/cluster.md", 2, "all"),
+        ("notes/meeting.md", 3, "all"),
+        ("notes/chat.md", 4, "all"),
+    ]
+    assert [r.layer for r in result.layers] == [1, 2, 3, 4]
+    assert result.hits[1].why_relevant["synonyms"] == [
+        {"term": "kubernetes", "synonym": "k8s", "fields": ["topics"]}
+    ]
+    assert result.hits[0].relevance > result.hits[1].relevance > result.hits[3].relevance
+    assert all(0 < h.relevance <= 1 for h in result.hits)
+
+
+def test_the_cascade_widens_only_while_results_are_too_few(layered: sqlite3.Connection) -> None:
+    result = search(layered, "kubernetes", limit=1)
+    assert [r.layer for r in result.layers] == [1]
+    assert [h.key for h in result.hits] == ["deploy/rollout.md"]
+
+
+def test_without_synonyms_layers_2_and_4_do_not_run(layered: sqlite3.Connection) -> None:
+    result = search(layered, "kubernetes", use_synonyms=False)
+    assert {r.layer for r in result.layers} == {1, 3}
+    assert [h.key for h in result.hits] == ["deploy/rollout.md", "notes/meeting.md"]
+
+
+def test_any_term_pass_ranks_partial_matches_after_full_ones(layered: sqlite3.Connection) -> None:
+    hits = search(layered, "kubernetes tomatoes", use_synonyms=False).hits
+    assert [h.why_relevant["match"] for h in hits] == ["any"] * len(hits)
+    assert {h.key for h in hits} == {"deploy/rollout.md", "notes/meeting.md", "notes/unrelated.md"}
+    assert hits[-1].why_relevant["missing"] in (["kubernetes"], ["tomatoes"])
+
+
+def test_disable_all_hooks_on_windows(serena: sqlite3.Connection) -> None:
+    top = search(serena, "disableAllHooks on Windows").hits[0]
+    assert (top.key, top.match_layer) == ("copilot-disable-all-hooks-windows", 1)
+    assert top.path.endswith("serena-memories/copilot-disable-all-hooks-windows.md")
+    assert [t["term"] for t in top.why_relevant["terms"]] == ["disableallhooks", "windows"]
+
+
+def test_chatty_reaches_chatgpt_through_layer_2(sample: sqlite3.Connection) -> None:
+    hits = search(sample, "Chatty").hits
+    assert len(hits) == 3
+    assert {h.match_layer for h in hits} == {2}
+    assert all("ChatGPT" in h.title for h in hits)
+    assert hits[0].why_relevant["synonyms"][0]["synonym"] == "chatgpt"
+
+
+def test_question_needs_no_rewording(sample: sqlite3.Connection) -> None:
+    hits = search(sample, "what did we decide about the database?").hits
+    assert {h.title for h in hits[:2]} == {
+        "Billing stays on PostgreSQL",
+        "Use SQLite in WAL mode for the job queue",
+    }
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        (
+            Filters(namespace="decisions"),
+            {"Billing stays on PostgreSQL", "Use SQLite in WAL mode for the job queue"},
+        ),
+        (Filters(tags=["billing"]), {"Billing stays on PostgreSQL"}),
+        (Filters(tags=["database", "SQLITE"]), {"Use SQLite in WAL mode for the job queue"}),
+        (Filters(type="procedural"), {"Rotate the deploy keys"}),
+        (Filters(kinds=["serena"]), {"Git: Rebase Conflicts", "CI: Cache Keys"}),
+        (
+            Filters(since="2025-10"),
+            {
+                "Billing stays on PostgreSQL",
+                "Rotate the deploy keys",
+                "Retro: the search outage of 14 October",
+                "ChatGPT exports are trees, not lists",
+            },
+        ),
+        (
+            Filters(until="2025-09"),
+            {"Use SQLite in WAL mode for the job queue", "ChatGPT conversation: Python packaging"},
+        ),
+    ],
+)
+def test_filters(sample: sqlite3.Connection, filters: Filters, expected: set[str]) -> None:
+    query = "sqlite postgresql billing deploy keys outage packaging rebase cache database"
+    assert {h.title for h in search(sample, query, limit=50, filters=filters).hits} == expected
+
+
+def test_month_words_filter_dates_and_fall_back_to_words(sample: sqlite3.Connection) -> None:
+    result = search(sample, "outage in October")
+    assert [h.title for h in result.hits] == ["Retro: the search outage of 14 October"]
+    assert result.filters == {"months": [10]}
+    fallback = search(sample, "quarantine in March 2031")
+    assert fallback.notes == ["nothing dated March 2031; searched those words as text"]
+    assert fallback.hits[0].title == "CI: Quarantine Flaky Tests"
+
+
+def test_bad_dates_are_refused(sample: sqlite3.Connection) -> None:
+    with pytest.raises(
+        InvalidParameter, match=r"--since 'last week' is not a date: use YYYY, YYYY-MM or YYYY-MM-DD"
+    ):
+        search(sample, "x", filters=Filters(since="last week"))
+
+
+def test_chunk_granularity_returns_chunks_with_line_ranges(
+    sample: sqlite3.Connection, sample_copy: Path
+) -> None:
+    hits = search(sample, "rerere conflict", granularity="chunk").hits
+    top = hits[0]
+    assert top.heading == "Git: Rebase Conflicts"
+    lines = (sample_copy / "serena" / "git" / "git-rebase-conflicts.md").read_text().splitlines()
+    assert "rerere" in "\n".join(lines[top.line_start - 1 : top.line_end])
+    assert top.est_tokens == (top.size_bytes + 3) // 4
+    assert len({h.chunk_id for h in hits}) == len(hits)
+
+
+def test_token_budget_stops_before_it_would_be_passed(sample: sqlite3.Connection) -> None:
+    everything = search(sample, "the", limit=50).hits
+    assert len(everything) > 3
+    budget = sum(h.est_tokens for h in everything[:2]) + everything[2].est_tokens - 1
+    result = search(sample, "the", limit=50, max_tokens=budget)
+    assert [h.id for h in result.hits] == [h.id for h in everything[:2]]
+    assert result.truncated_by_budget and result.total_tokens <= budget
+
+
+def test_raw_fts5(sample: sqlite3.Connection) -> None:
+    hits = search(sample, "quarant* OR rerere", raw=True).hits
+    assert {h.title for h in hits} == {"CI: Quarantine Flaky Tests", "Git: Rebase Conflicts"}
+    with pytest.raises(QuerySyntaxError, match=r"Invalid FTS5 query 'NEAR\(': .*Drop --raw"):
+        search(sample, "NEAR(", raw=True)
+    # a column only the topics table has: layer 3 is skipped, with a note
+    result = search(sample, "title : rebase", raw=True)
+    assert [h.title for h in result.hits] == ["Git: Rebase Conflicts"]
+    assert result.notes == ["layer 3 skipped: no such column: title"]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_hostile_text_never_raises(sample: sqlite3.Connection, text: str) -> None:
+    result = search(sample, text)
+    assert result.found >= 0
+    assert all(0 <= h.relevance <= 1 for h in result.hits)
+
+
+def test_query_with_no_words(sample: sqlite3.Connection) -> None:
+    result = search(sample, "?!? 🦜")
+    assert result.hits == [] and result.notes == ["the query has no words to search for"]
+
+
+def test_snippets_mark_the_matches(sample: sqlite3.Connection) -> None:
+    hit = search(sample, "rerere").hits[0]
+    assert "«rerere»" in hit.snippet

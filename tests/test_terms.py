@@ -1,0 +1,71 @@
+import sqlite3
+
+import pytest
+
+from memdex.terms import all_of, any_of, parse_query
+
+
+def test_terms_and_stopwords() -> None:
+    parsed = parse_query("What did we decide about the worktree isolation?")
+    assert [t.text for t in parsed.key_terms] == ["decide", "worktree", "isolation"]
+    assert [t.text for t in parsed.terms if t.stop] == ["what", "did", "we", "about", "the"]
+
+
+def test_only_stopwords_keeps_them() -> None:
+    assert [t.text for t in parse_query("what is it").key_terms] == ["what", "is", "it"]
+
+
+def test_a_hyphenated_word_is_one_phrase() -> None:
+    (term,) = parse_query("hook-suppression").terms
+    assert term.tokens == ["hook", "suppression"]
+    assert term.phrase == '"hook suppression"'
+
+
+def test_month_and_year_words_become_date_filters() -> None:
+    parsed = parse_query("outages in October 2025, and may we retry in May")
+    assert parsed.years == ["2025"] and parsed.months == [10, 5]
+    assert "may" in [t.text for t in parsed.terms]  # "may" the verb stays a word
+    assert parse_query("2025 october", date_words=False).years == []
+
+
+HOSTILE = [
+    '"',
+    '""',
+    "'",
+    "AND",
+    "OR NOT",
+    "NEAR(",
+    "NEAR(a b",
+    "*",
+    "a*",
+    "-x",
+    "col:",
+    "title:x",
+    "^",
+    "\x00",
+    "a\x00b",
+    "🦜🦜",
+    "مرحبا بالعالم",
+    "(((",
+    ")",
+    "{}",
+    "a + b",
+    "x" * 10_000,
+    " ".join(["word"] * 2000),
+    "\\",
+    "%",
+    "_",
+    "a AND OR b",
+    '"unbalanced quote',
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_no_input_is_an_fts5_syntax_error(text: str) -> None:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(a, tokenize='porter unicode61 remove_diacritics 2')")
+    conn.execute("INSERT INTO t VALUES ('word and near col x')")
+    terms = parse_query(text).key_terms
+    for expression in (all_of([[t] for t in terms]), any_of([[t] for t in terms])):
+        if expression:
+            conn.execute("SELECT * FROM t WHERE t MATCH ?", (expression,)).fetchall()
