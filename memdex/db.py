@@ -14,6 +14,7 @@ import sqlite3
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from .errors import DatabaseError, IndexNotFound, SchemaError
@@ -40,16 +41,25 @@ def utcnow() -> str:
 
 
 @cache
-def migrations() -> list[tuple[int, str, str]]:
-    "(number, name, sql) of every migration shipped with this memdex, in order."
+def _migration_files() -> list[tuple[int, str, Traversable]]:
     folder = resources.files("memdex.schema").joinpath("migrations")
     found = []
     for entry in folder.iterdir():
         match = _MIGRATION_NAME.match(entry.name)
         if match:
-            found.append((int(match.group(1)), entry.name[:-4], entry.read_text("utf-8")))
-    found.sort()
-    return found
+            found.append((int(match.group(1)), entry.name[:-4], entry))
+    return sorted(found, key=lambda m: m[0])
+
+
+def latest_version() -> int:
+    "The newest schema this memdex knows: read from file names, without reading the SQL."
+    return _migration_files()[-1][0]
+
+
+@cache
+def migrations() -> list[tuple[int, str, str]]:
+    "(number, name, sql) of every migration shipped with this memdex, in order."
+    return [(n, name, entry.read_text("utf-8")) for n, name, entry in _migration_files()]
 
 
 _INCLUDE = re.compile(r"\{\{([a-z0-9_]+)\}\}")
@@ -154,8 +164,7 @@ def schema_version(conn: sqlite3.Connection) -> int:
 
 def migrate(conn: sqlite3.Connection, *, apply: bool = True) -> list[str]:
     "Apply pending migrations in order; return the names applied."
-    known = migrations()
-    latest = known[-1][0]
+    latest = latest_version()
     current = schema_version(conn)
     if current > latest:
         raise SchemaError(
@@ -167,8 +176,7 @@ def migrate(conn: sqlite3.Connection, *, apply: bool = True) -> list[str]:
             "This SQLite file is not a memdex index (it has tables memdex did not create). "
             "Point --db at a new file."
         )
-    pending = [m for m in known if m[0] > current]
-    if not pending:
+    if current == latest:
         return []
     if not apply:
         raise SchemaError(
@@ -182,7 +190,7 @@ def migrate(conn: sqlite3.Connection, *, apply: bool = True) -> list[str]:
         conn.execute(
             "CREATE TABLE IF NOT EXISTS memdex_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
         )
-        for number, name, sql in known:
+        for number, name, sql in migrations():
             if number <= current:
                 continue
             for statement in statements(sql):

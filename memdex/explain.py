@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .layers import LAYER_NAMES, SYNONYM_WEIGHT
-from .stem import fold, stem, words
+from .stem import fold, prefix, stem, stems_among, words
 from .terms import Term
 
 SYNONYM_COVERAGE = 0.8  # a term found only through a synonym counts this much of a match
@@ -48,6 +48,11 @@ class Explainer:
     def __post_init__(self) -> None:
         self.phrases = {id(t): phrase_stems(t) for term in self.terms for t in [term, *term.synonyms]}
         self.marked = {s for p in self.phrases.values() for s in p}
+        self.prefixes = {prefix(s) for s in self.marked}
+
+    def tokens(self, *texts: str) -> list[str]:
+        "Stemmed tokens of some texts as FTS5 indexes them; words that cannot match are ''."
+        return [t for text in texts for t in stems_among(text, self.prefixes)]
 
     def all_stems(self) -> list[str]:
         return sorted(self.marked)
@@ -120,7 +125,10 @@ class Explainer:
 
     def snippet(self, text: str) -> str:
         "About SNIPPET_WORDS words around the densest run of matches, the matches marked «so»."
-        spans = [(m.start(), m.end(), stem(fold(m.group()))) for m in _WORD_SPAN.finditer(text)]
+        spans = []
+        for m in _WORD_SPAN.finditer(text):
+            word = fold(m.group())
+            spans.append((m.start(), m.end(), stem(word) if prefix(word) in self.prefixes else ""))
         if not spans:
             return ""
         hits = [i for i, (_, _, s) in enumerate(spans) if s in self.marked]
@@ -143,8 +151,3 @@ class Explainer:
             cursor = e
         body = " ".join("".join(out).split())
         return ("…" if start > 0 else "") + body + ("…" if end < len(spans) else "")
-
-
-def tokens_of(*texts: str) -> list[str]:
-    "Stemmed tokens of some texts, as FTS5 indexes them."
-    return [stem(w) for text in texts for w in words(text)]

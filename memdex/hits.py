@@ -12,7 +12,7 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from . import db
-from .explain import Explainer, tokens_of
+from .explain import Explainer
 from .layers import LAYER_WEIGHT
 from .models import Hit
 from .terms import Term
@@ -39,7 +39,8 @@ def explainer_for(conn: sqlite3.Connection, terms: list[Term]) -> Explainer:
 class _Texts:
     "The shown documents and their chunks, tokenized once."
 
-    def __init__(self, conn: sqlite3.Connection, doc_ids: list[int]) -> None:
+    def __init__(self, conn: sqlite3.Connection, doc_ids: list[int], explainer: Explainer) -> None:
+        self.explainer = explainer
         ids = json.dumps(doc_ids)
         self.docs = {r["id"]: r for r in conn.execute(db.query("hit_documents"), {"ids": ids})}
         self.chunks: dict[int, list[sqlite3.Row]] = {}
@@ -51,25 +52,24 @@ class _Texts:
 
     def tokens(self, chunk: sqlite3.Row) -> list[str]:
         if chunk["id"] not in self._tokens:
-            self._tokens[chunk["id"]] = tokens_of(chunk["heading"], chunk["text"])
+            self._tokens[chunk["id"]] = self.explainer.tokens(chunk["heading"], chunk["text"])
         return self._tokens[chunk["id"]]
 
     def topic_tokens(self, doc: sqlite3.Row) -> list[str]:
-        return tokens_of(doc["title"], doc["description"], doc["tags"], doc["topics"])
+        return self.explainer.tokens(doc["title"], doc["description"], doc["tags"], doc["topics"])
 
-    def ranked_chunks(self, doc_id: int, explainer: Explainer) -> list[tuple[float, sqlite3.Row]]:
+    def ranked_chunks(self, doc_id: int) -> list[tuple[float, sqlite3.Row]]:
         "The document's chunks that contain a query term, best first."
-        scored = [(explainer.chunk_score(self.tokens(c)), c) for c in self.chunks.get(doc_id, [])]
+        scored = [(self.explainer.chunk_score(self.tokens(c)), c) for c in self.chunks.get(doc_id, [])]
         return sorted((sc for sc in scored if sc[0] > 0), key=lambda sc: -sc[0])
 
 
 def best_chunks(conn: sqlite3.Connection, doc_ids: list[int], terms: list[Term]) -> dict[int, int]:
     "Each document's best chunk for these terms, or its first chunk when none holds a term."
-    texts = _Texts(conn, doc_ids)
-    explainer = explainer_for(conn, terms)
+    texts = _Texts(conn, doc_ids, explainer_for(conn, terms))
     out = {}
     for doc_id, own in texts.chunks.items():
-        ranked = texts.ranked_chunks(doc_id, explainer)
+        ranked = texts.ranked_chunks(doc_id)
         out[doc_id] = ranked[0][1]["id"] if ranked else own[0]["id"]
     return out
 
@@ -80,15 +80,15 @@ def build_hits(
     ranked = run.ranked()[: run.limit]
     if not ranked:
         return [], False
-    texts = _Texts(conn, list(dict.fromkeys(c.document_id for c in ranked)))
     explainer = explainer_for(conn, run.terms)
+    texts = _Texts(conn, list(dict.fromkeys(c.document_id for c in ranked)), explainer)
     hits: list[Hit] = []
     total = 0
     top_score = {c.tier: c.score for c in reversed(ranked)}  # best score of each tier
     for cand in ranked:
         doc = texts.docs[cand.document_id]
         own = texts.chunks.get(cand.document_id, [])
-        matching = texts.ranked_chunks(cand.document_id, explainer)
+        matching = texts.ranked_chunks(cand.document_id)
         best: sqlite3.Row | None
         if run.granularity == "chunk":
             best = texts.by_id[next(iter(cand.chunks))]

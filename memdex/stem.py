@@ -33,6 +33,18 @@ def stems(text: str) -> list[str]:
     return [stem(w) for w in words(text)]
 
 
+def prefix(word_or_stem: str) -> str:
+    """What a word and its stem always share: Porter only rewrites endings, so the first two
+    characters survive (tests/test_stem.py checks it on every word of the corpora)."""
+    return word_or_stem[:2]
+
+
+def stems_among(text: str, prefixes: set[str]) -> list[str]:
+    """Stems of the words of ``text``, stemming only words whose prefix is among ``prefixes``;
+    the others become "" (they cannot match), keeping positions for phrase checks."""
+    return [stem(w) if w[:2] in prefixes or len(w) < 2 else "" for w in words(text)]
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """Porter's algorithm as FTS5 applies it: on the UTF-8 bytes of tokens of 3 to 64 bytes,
@@ -203,8 +215,11 @@ def _step3(w: str) -> str:
     return _replace(w, _STEP3)
 
 
+_STEP4_LONGEST_FIRST = sorted(_STEP4, key=len, reverse=True)
+
+
 def _step4(w: str) -> str:
-    for suffix in sorted(_STEP4, key=len, reverse=True):
+    for suffix in _STEP4_LONGEST_FIRST:
         if w.endswith(suffix):
             stem_ = w[: -len(suffix)]
             if _measure(stem_) <= 1:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from memdex.stem import stems, words
+from memdex.stem import prefix, stem, stems, words
 
 
 def _sqlite_stems(texts: list[str]) -> list[list[str]]:
@@ -33,6 +33,8 @@ def test_every_word_of_the_shared_corpora(shared_data: Path) -> None:
     expected = _sqlite_stems(texts)
     differ = [(t, e, stems(t)) for t, e in zip(texts, expected, strict=True) if e != stems(t)]
     assert differ == []
+    # explain.py stems only words sharing a prefix with a query stem: that must lose nothing
+    assert [t for t in texts if prefix(stem(t)) != t[: len(prefix(stem(t)))]] == []
 
 
 @pytest.mark.parametrize(

@@ -445,6 +445,7 @@ class _Run:
                 for seq, c in enumerate(doc.chunks)
             ],
         )
+        self.q("document_body_insert", {"document_id": doc_id})
 
 
 class _Zones:

@@ -179,6 +179,30 @@ CREATE TRIGGER synonyms_au AFTER UPDATE ON synonyms BEGIN
     INSERT INTO synonyms_fts (rowid, term, synonym) VALUES (new.id, new.term, new.synonym);
 END;
 
+-- Whole-document text for ranking: plain BM25 over a document scores terms spread across
+-- its sections, which the best single chunk cannot. The text is not stored twice: the FTS
+-- table's content is a view joining the document's chunks in order. Because a view has no
+-- triggers, ingest writes this index itself (document_body_insert / _delete queries), before
+-- a document's chunks go; 'rebuild' and 'integrity-check' read the view as usual.
+CREATE VIEW document_bodies AS
+SELECT document_id AS id, group_concat(heading || char(10) || text, char(10)) AS body
+FROM (SELECT document_id, heading, text FROM chunks ORDER BY document_id, seq)
+GROUP BY document_id;
+
+CREATE VIRTUAL TABLE bodies_fts USING fts5(
+    body,
+    content="document_bodies", content_rowid="id",
+    tokenize="porter unicode61 remove_diacritics 2"
+);
+-- The same text as the view gives, built from this document's chunks only: a filter on
+-- the view is not pushed inside its GROUP BY, and would scan every chunk.
+CREATE TRIGGER documents_bd_bodies BEFORE DELETE ON documents BEGIN
+    INSERT INTO bodies_fts (bodies_fts, rowid, body)
+    SELECT 'delete', old.id, group_concat(heading || char(10) || text, char(10))
+    FROM (SELECT heading, text FROM chunks WHERE document_id = old.id ORDER BY seq)
+    HAVING count(*) > 0;
+END;
+
 -- Term statistics of the full-text indexes (how many chunks or documents hold each stem):
 -- they weigh words when memdex explains and snippets a result, and serve keyword tools.
 CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab(chunks_fts, 'row');

@@ -239,3 +239,32 @@ def test_missing_path_is_an_error(conn: sqlite3.Connection, tmp_path: Path) -> N
 
     with pytest.raises(MemdexError, match=r"nope: no such file or folder"):
         index_paths(conn, [tmp_path / "nope"])
+
+
+FTS_TABLES = ("documents_fts", "chunks_fts", "bodies_fts", "synonyms_fts")
+
+
+def fts_integrity(conn: sqlite3.Connection) -> None:
+    "FTS5's own check, including that each index matches its content table (rank = 1)."
+    for table in FTS_TABLES:
+        conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)")
+
+
+def test_full_text_indexes_stay_consistent_through_edits(conn: sqlite3.Connection, sample_copy: Path) -> None:
+    index_paths(conn, [sample_copy])
+    fts_integrity(conn)
+    note = sample_copy / "notes" / "chatgpt-prompting-tips.md"
+    note.write_text(note.read_text() + "\n## More\n\nNarwhals.\n")
+    (sample_copy / "serena" / "git" / "git-rebase-conflicts.md").unlink()
+    (sample_copy / "serena" / "skills-git-index.md").write_text(
+        "| Keywords | File |\n|---|---|\n| prune | [w](git/git-worktree-cleanup.md) |\n"
+    )
+    index_paths(conn, [sample_copy])
+    fts_integrity(conn)
+    assert [h.title for h in search(conn, "narwhals").hits] == ["Prompting tips that worked with ChatGPT"]
+    body_rows = conn.execute("SELECT count(*) FROM bodies_fts WHERE bodies_fts MATCH 'rerere'").fetchone()[0]
+    assert body_rows == 0
+    assert (
+        conn.execute("SELECT count(*) FROM document_bodies").fetchone()[0]
+        == conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+    )
