@@ -17,6 +17,7 @@ from frontmatter.default_handlers import YAMLHandler
 
 from ..errors import IngestError
 from ..models import Chunk, Document
+from .base import SourceFile
 
 # Fields may sit at the top level or nested under one of these keys (both shapes are in
 # use: see serena-memories/decision-frontmatter-migrations-must-cover-both-key-shapes.md).
@@ -343,3 +344,32 @@ def _name_title(rel_path: str) -> str:
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return name
+
+
+def read_markdown(source: SourceFile, kind: str, key: str) -> Document:
+    "One markdown source file as a document of ``kind``; namespace from its folder if unset."
+    doc = parse_markdown(
+        source.text(),
+        source.rel_path,
+        kind=kind,
+        size_bytes=source.size,
+        key=key,
+        max_tokens=source.chunk_tokens,
+    )
+    doc.namespace = doc.namespace or folder_namespace(source.rel_path)
+    doc.scope = as_text(field_value(doc.meta, "scope")) or source.scope
+    return doc
+
+
+def folder_namespace(rel_path: str) -> str | None:
+    "``decisions/project/x.memory.md`` -> ``decisions/project``; a file at the root has none."
+    parent = str(PurePosixPath(rel_path).parent)
+    return None if parent in (".", "") else parent
+
+
+def strip_suffix(rel_path: str) -> str:
+    "The path without its markdown ending: a Serena memory's name, a memory's fallback id."
+    for suffix in (".memory.md", ".md", ".markdown"):
+        if rel_path.lower().endswith(suffix):
+            return rel_path[: -len(suffix)]
+    return rel_path

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from ..models import ParsedFile
 from .base import SourceFile, SourceKind
-from .markdown import parse_markdown
-from .memory import folder_namespace
+from .markdown import read_markdown
 
 
 class NoteKind(SourceKind):
@@ -19,14 +18,4 @@ class NoteKind(SourceKind):
         return self.accepts(rel_path)
 
     def parse(self, source: SourceFile) -> ParsedFile:
-        doc = parse_markdown(
-            source.text(),
-            source.rel_path,
-            kind=self.name,
-            size_bytes=source.size,
-            key=source.rel_path,
-            max_tokens=source.chunk_tokens,
-        )
-        doc.namespace = doc.namespace or folder_namespace(source.rel_path)
-        doc.scope = source.scope
-        return ParsedFile(kind=self.name, documents=[doc])
+        return ParsedFile(kind=self.name, documents=[read_markdown(source, self.name, key=source.rel_path)])

@@ -16,8 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from ..models import IndexLink, ParsedFile
 from .base import SourceFile, SourceKind
-from .markdown import parse_markdown
-from .memory import folder_namespace
+from .markdown import read_markdown, strip_suffix
 
 _LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")
 _LINE_ROW = re.compile(r"^\|(?P<kw>[^|\[\]]+?):\s*(?P<rest>\[.*)$")
@@ -174,20 +173,7 @@ class SerenaKind(SourceKind):
             links = parse_index(text, source.path, source.root)
             if links and not has_prose(text):
                 return ParsedFile(kind="serena-index", links=links)
-        name = source.rel_path
-        for suffix in (".md", ".markdown"):
-            if name.lower().endswith(suffix):
-                name = name[: -len(suffix)]
-        doc = parse_markdown(
-            text,
-            source.rel_path,
-            kind=self.name,
-            size_bytes=source.size,
-            key=name,
-            max_tokens=source.chunk_tokens,
-        )
-        doc.namespace = doc.namespace or folder_namespace(source.rel_path)
-        doc.scope = source.scope
+        doc = read_markdown(source, self.name, key=strip_suffix(source.rel_path))
         if links:
             doc.type = doc.type or "index"
         return ParsedFile(kind=self.name, documents=[doc], links=links)
