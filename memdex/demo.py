@@ -26,7 +26,8 @@ def sample_roots(base: Path) -> list[Path]:
 
 
 def run_demo(echo: Callable[[str], None], keep: Path | None = None) -> None:
-    with resources.as_file(resources.files("memdex.sample")) as base, tempfile.TemporaryDirectory() as tmp:
+    corpus = resources.files("memdex").joinpath("sample-corpus")
+    with resources.as_file(corpus) as base, tempfile.TemporaryDirectory() as tmp:
         path = keep or Path(tmp) / "memdex.db"
         conn = db.connect(path)
         roots = sample_roots(base)

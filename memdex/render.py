@@ -93,8 +93,7 @@ def status_text(info: dict[str, Any]) -> str:
     ]
     if info["kinds"]:
         lines.append("Kinds: " + ", ".join(f"{k['kind']} {_n(k['documents'])}" for k in info["kinds"]))
-    for extra in info.get("extra_lines", []):
-        lines.append(extra)
+    lines += _writer_lines(info["writer"])
     lines.append("Roots:" if info["roots"] else "Roots: none yet (run `memdex index PATH`)")
     for r in info["roots"]:
         kind = r["kind"] or r["detected_kind"]
@@ -110,6 +109,30 @@ def status_text(info: dict[str, Any]) -> str:
     for e in errors:
         lines.append(f"  {e['path']}: {e['reason']}")
     return "\n".join(lines)
+
+
+def _writer_lines(writer: dict[str, Any]) -> list[str]:
+    state = writer.get("watcher") or {}
+    if writer["running"] and writer["role"] == "index":
+        return [f"Writer: memdex index (pid {writer['pid']}) since {writer['since']}"]
+    if not writer["running"]:
+        stopped = state.get("stopped_at") or state.get("heartbeat_at")
+        return ["Watcher: not running" + (f" (last seen {stopped})" if stopped else "")]
+    lines = [
+        f"Watcher: running (pid {writer['pid']}, since {writer['since']}), "
+        f"last event {state.get('last_event_at') or 'none yet'}, "
+        f"queue {state.get('queue', 0)}, lag {state.get('lag_s', 0):.2f} s"
+    ]
+    batch = state.get("last_batch")
+    if batch:
+        lines.append(
+            f"  last batch {batch['at']}: {batch['paths']} paths, {batch['added']} added, "
+            f"{batch['updated']} updated, {batch['removed']} removed in {batch['seconds']:.2f} s "
+            f"(lag {batch['lag_s']:.2f} s)"
+        )
+    for error in state.get("errors", [])[-5:]:
+        lines.append(f"  error {error['at']}: {error['message']}")
+    return lines
 
 
 def synonyms_text(groups: list[dict[str, Any]]) -> str:

@@ -27,6 +27,27 @@ def status(conn: sqlite3.Connection, db_path: Path) -> dict[str, Any]:
         "kinds": [dict(r) for r in conn.execute(db.query("status_kinds"))],
         "roots": [dict(r) for r in conn.execute(db.query("roots_all"))],
         "errors": [dict(r) for r in conn.execute(db.query("status_errors"))],
+        "writer": writer_status(db_path),
+    }
+
+
+def writer_status(db_path: Path) -> dict[str, Any]:
+    """Who writes to the index now, and what the watcher last reported.
+
+    The lock says whether a writer runs (a killed one holds nothing); the watcher's state
+    file says what it was doing, and stays after it stops.
+    """
+    from .lock import holder
+    from .service import read_state
+
+    current = holder(db_path)
+    state = read_state(db_path)
+    return {
+        "running": current is not None,
+        "role": current.get("role") if current else None,
+        "pid": current.get("pid") if current else None,
+        "since": current.get("since") if current else None,
+        "watcher": state,
     }
 
 

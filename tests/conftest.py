@@ -23,7 +23,7 @@ from memdex.ingest.pipeline import index_paths
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("MEMDEX_SHARED_DATA", REPO.parent / "shared" / "data"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-SAMPLE = REPO / "memdex" / "sample"
+SAMPLE = REPO / "memdex" / "sample-corpus"
 
 
 def pytest_report_header(config: pytest.Config) -> str:

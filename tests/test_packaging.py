@@ -21,7 +21,7 @@ def test_wheel_contains_schema_and_sample_and_runs_the_demo(tmp_path: Path) -> N
     queries = {p.name for p in (REPO / "schema" / "queries").glob("*.sql")}
     assert {f"memdex/schema/migrations/{m}" for m in migrations} <= names
     assert {f"memdex/schema/queries/{q}" for q in queries} <= names
-    assert "memdex/sample/serena/memory-index.md" in names
+    assert "memdex/sample-corpus/serena/memory-index.md" in names
     assert "memdex/py.typed" in names
     unpacked = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(unpacked)
@@ -43,5 +43,5 @@ def test_wheel_contains_schema_and_sample_and_runs_the_demo(tmp_path: Path) -> N
         cwd=tmp_path,
     )
     assert out.returncode == 0, out.stderr
-    assert str(unpacked / "memdex" / "sample") in out.stdout
+    assert str(unpacked / "memdex" / "sample-corpus") in out.stdout
     assert "12 documents written" in out.stdout

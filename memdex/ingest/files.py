@@ -79,8 +79,9 @@ class Found:
     problem: str | None = None
 
 
-def walk(root: Path, skip_dirs: set[str] | None = None) -> Iterator[Found]:
-    """Every non-ignored file under ``root`` (or ``root`` itself if it is a file), sorted.
+def walk(root: Path, skip_dirs: set[str] | None = None, start: Path | None = None) -> Iterator[Found]:
+    """Every non-ignored file under ``start`` (default: ``root``, or ``root`` itself if it is a
+    file), sorted, with paths relative to ``root``.
 
     Symlinked files are followed when they point inside the root; symlinked folders are not
     descended (a loop cannot trap the walk). ``skip_dirs`` holds absolute paths of nested
@@ -89,10 +90,10 @@ def walk(root: Path, skip_dirs: set[str] | None = None) -> Iterator[Found]:
     extra = extra_ignores()
     root = Path(os.path.abspath(root))
     if not root.is_dir():
-        yield _found(root, root.name, root.parent)
+        yield stat_file(root, root.name, root.parent)
         return
     skip = skip_dirs or set()
-    stack = [root]
+    stack = [Path(os.path.abspath(start)) if start else root]
     while stack:
         folder = stack.pop()
         try:
@@ -116,7 +117,7 @@ def walk(root: Path, skip_dirs: set[str] | None = None) -> Iterator[Found]:
                 continue
             if entry.is_symlink() and _is_dir_link(entry.path):
                 continue
-            yield _found(Path(entry.path), rel, root)
+            yield stat_file(Path(entry.path), rel, root)
         stack.extend(reversed(subdirs))
 
 
@@ -127,7 +128,8 @@ def _is_dir_link(path: str) -> bool:
         return False
 
 
-def _found(path: Path, rel: str, root: Path) -> Found:
+def stat_file(path: Path, rel: str, root: Path) -> Found:
+    "A file's stat, or why it cannot be used (loop, broken link, outside the root, not regular)."
     try:
         st = os.stat(path)
     except OSError as exc:

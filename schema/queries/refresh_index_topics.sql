@@ -1,5 +1,7 @@
--- Recompute the index-derived topics of the documents of some files (:paths, a JSON array of
--- absolute paths) after the index rows pointing at them changed; then their topics column.
+-- Replace the index-derived topics of the documents of some files (:paths, a JSON array of
+-- absolute paths) after the index rows pointing at them changed. Rows go in in a fixed order
+-- (index file, line, keyword) so a document's topics read the same however they were made;
+-- the caller then rewrites the documents' topics column from these rows.
 DELETE FROM topics
 WHERE source = 'index'
   AND document_id IN (
@@ -13,12 +15,5 @@ FROM json_each(:paths) p
 JOIN files f ON f.path = p.value
 JOIN documents d ON d.file_id = f.id
 JOIN index_links l ON l.target = f.path
-JOIN json_each(l.keywords) kw;
-
-UPDATE documents SET topics = (
-    SELECT json_group_array(topic) FROM (
-        SELECT min(topic) AS topic FROM topics WHERE document_id = documents.id
-        GROUP BY lower(topic) ORDER BY min(id)
-    )
-)
-WHERE file_id IN (SELECT id FROM files WHERE path IN (SELECT value FROM json_each(:paths)));
+JOIN json_each(l.keywords) kw
+ORDER BY d.id, l.file_id, l.line, kw.key;

@@ -268,3 +268,65 @@ def test_full_text_indexes_stay_consistent_through_edits(conn: sqlite3.Connectio
         conn.execute("SELECT count(*) FROM document_bodies").fetchone()[0]
         == conn.execute("SELECT count(*) FROM documents").fetchone()[0]
     )
+
+
+def test_index_changes_follows_files_folders_and_moves(conn: sqlite3.Connection, sample_copy: Path) -> None:
+    from memdex.ingest.pipeline import index_changes
+
+    root = sample_copy / "notes"
+    index_paths(conn, [root])
+    new = root / "new.md"
+    new.write_text("# New\n\nAbout ocelots.\n")
+    report = index_changes(conn, [new])
+    assert (report.added, report.seen) == (1, 1)
+    assert _titles(conn, "ocelots") == ["New"]
+
+    folder = root / "sub" / "deeper"
+    folder.mkdir(parents=True)
+    (folder / "a.md").write_text("# A\n\nMarmots.\n")
+    (folder / "b.md").write_text("# B\n\nMarmots again.\n")
+    assert index_changes(conn, [root / "sub"]).added == 2
+
+    moved = root / "moved"
+    (root / "sub").rename(moved)
+    report = index_changes(conn, [root / "sub", moved])
+    assert (report.removed, report.added) == (2, 2)
+    assert {h.path for h in search(conn, "marmots").hits} == {
+        str(moved / "deeper" / "a.md"),
+        str(moved / "deeper" / "b.md"),
+    }
+
+    new.unlink()
+    assert index_changes(conn, [new]).removed == 1
+    assert _titles(conn, "ocelots") == []
+    fts_integrity(conn)
+
+
+def test_index_changes_ignores_what_index_ignores(
+    conn: sqlite3.Connection, sample_copy: Path, tmp_path: Path
+) -> None:
+    from memdex.ingest.pipeline import index_changes
+
+    root = sample_copy / "notes"
+    index_paths(conn, [root])
+    (root / ".git").mkdir()
+    (root / ".git" / "x.md").write_text("# Hidden\n")
+    (root / ".draft.md.swp").write_text("swap")
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("# Elsewhere\n")
+    report = index_changes(conn, [root / ".git" / "x.md", root / ".draft.md.swp", outside])
+    assert (report.seen, report.added) == (0, 0)
+
+
+def test_index_changes_keeps_a_roots_kind_and_refreshes_index_topics(
+    conn: sqlite3.Connection, sample_copy: Path
+) -> None:
+    from memdex.ingest.pipeline import index_changes
+
+    root = sample_copy / "serena"
+    index_paths(conn, [root])
+    index = root / "skills-ci-index.md"
+    index.write_text(index.read_text().replace("intermittent", "heisenbug"))
+    index_changes(conn, [index])
+    hit = search(conn, "heisenbug").hits[0]
+    assert (hit.key, hit.kind, hit.match_layer) == ("ci/ci-flaky-test-quarantine", "serena", 1)

@@ -1,0 +1,1 @@
+UPDATE documents SET topics = :topics WHERE id = :id

@@ -1,0 +1,1 @@
+SELECT path, reason, size, mtime_ns FROM ingest_errors WHERE path = :path
