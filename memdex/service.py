@@ -109,6 +109,7 @@ class WatchService:
             self.watcher, self.conn = watcher, conn
             self._check_roots(catch_up=False)
             self._catch_up()
+            self._save()
             self._ready.set()
             self._loop()
         finally:

@@ -137,5 +137,123 @@ def core(corpus: Path, runs: int) -> None:
     click.echo(json.dumps(result, indent=2))
 
 
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def _found(conn: object, token: str) -> int:
+    rows = memdex.search(conn, token, limit=500, use_synonyms=False).hits  # type: ignore[arg-type]
+    return len(rows)
+
+
+def _wait(predicate: Callable[[], bool], timeout: float) -> float:
+    started = time.perf_counter()
+    while not predicate():
+        if time.perf_counter() - started > timeout:
+            raise SystemExit(f"timed out after {timeout} s")
+        time.sleep(0.005)
+    return time.perf_counter() - started
+
+
+@cli.command()
+@click.option(
+    "--corpus",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=DATA / "serena-memories",
+    show_default=True,
+)
+@click.option("--edits", default=50, show_default=True, help="Single-file edits to time.")
+@click.option("--burst", default=200, show_default=True, help="Files written at once.")
+def watch(corpus: Path, edits: int, burst: int) -> None:
+    """memdex watch: edit -> searchable latency, a burst of new files, catch-up on start.
+
+    Runs `memdex watch` as its own process on a copy of the corpus and searches from this
+    one, as a user would.
+
+    Example:
+
+        python scripts/bench.py watch --edits 50 --burst 200
+    """
+    import random
+
+    from memdex.lock import holder
+    from memdex.service import read_state
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "corpus"
+        shutil.copytree(corpus, root)
+        db_path = Path(tmp) / "watch.db"
+        conn = memdex.open_index(db_path)
+        memdex.index_paths(conn, [root])
+
+        def start() -> tuple[subprocess.Popen[bytes], float]:
+            started = time.perf_counter()
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "memdex", "--db", str(db_path), "watch"], stderr=subprocess.DEVNULL
+            )
+            _wait(
+                lambda: (
+                    (holder(db_path) or {}).get("pid") == proc.pid
+                    and ((read_state(db_path) or {}).get("pid") == proc.pid)
+                    and (read_state(db_path) or {}).get("catch_up") is not None
+                ),
+                60,
+            )
+            return proc, time.perf_counter() - started
+
+        proc, _ = start()
+        files = sorted(root.rglob("*.md"))
+        rng = random.Random(7)
+        latencies = []
+        for i in range(edits):
+            target = rng.choice([f for f in files if not f.name.endswith("-index.md")])
+            token = f"zqedit{i:03d}marker"
+            with open(target, "a", encoding="utf-8") as f:
+                f.write(f"\n{token}\n")
+            latencies.append(_wait(lambda t=token: _found(conn, t) == 1, 30))
+        burst_dir = root / "burst"
+        burst_dir.mkdir()
+        written = time.perf_counter()
+        for i in range(burst):
+            (burst_dir / f"b{i:04d}.md").write_text(f"# Burst {i}\n\nzqburstmarker item {i}\n")
+        write_s = time.perf_counter() - written
+        burst_s = _wait(lambda: _found(conn, "zqburstmarker") == burst, 60) + write_s
+        proc.terminate()
+        proc.wait(30)
+        proc, startup = start()  # nothing changed while it was off
+        catch_up = (read_state(db_path) or {}).get("catch_up", {})
+        proc.terminate()
+        proc.wait(30)
+        conn.close()
+    click.echo(
+        json.dumps(
+            {
+                "memdex": memdex.__version__,
+                "corpus": str(corpus),
+                "files": len(files),
+                "edit_to_searchable_s": {
+                    "p50": round(statistics.median(latencies), 3),
+                    "p95": round(percentile(latencies, 95), 3),
+                    "max": round(max(latencies), 3),
+                    "edits": edits,
+                },
+                "burst": {
+                    "files": burst,
+                    "all_searchable_s": round(burst_s, 3),
+                    "writing_them_s": round(write_s, 3),
+                },
+                "catch_up_nothing_changed": {
+                    "catch_up_s": catch_up.get("seconds"),
+                    "unchanged": catch_up.get("unchanged"),
+                    "process_start_to_ready_s": round(startup, 3),
+                },
+                "goals": {"edit_p50_s": 0.5, "burst_200_s": 2.0, "catch_up_s": 0.5},
+            },
+            indent=2,
+        )
+    )
+
+
 if __name__ == "__main__":
     cli()
