@@ -192,6 +192,8 @@ class WatchService:
             return
         self.state["catch_up"] = {"at": db.utcnow(), **_counts(report), "seconds": report.seconds}
         log.info("caught up: %s", _summary(report))
+        for skipped in report.skipped:
+            log.warning("skipped %s: %s", skipped.path, skipped.reason)
 
     # -- roots -----------------------------------------------------------------------------
     def _roots(self) -> list[str]:

@@ -211,6 +211,32 @@ def test_signals_stop_it_cleanly(db_path: Path, notes: Path, sig: int, code: int
     assert holder(db_path) is None
 
 
+def test_an_unreadable_folder_does_not_stop_it(db_path: Path, notes: Path) -> None:
+    "Under root, the watcher runs without DAC override (util-linux setpriv) so the kernel refuses."
+    locked = notes / "locked"
+    locked.mkdir()
+    (locked / "secret.md").write_text("# Secret\n\nAbout wrens.\n")
+    conn = db.connect(db_path)
+    index_paths(conn, [notes])
+    conn.close()
+    locked.chmod(0)
+    prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+    log = open(f"{db_path}.test-log", "w")  # noqa: SIM115
+    proc = subprocess.Popen([*prefix, sys.executable, "-m", "memdex", "--db", str(db_path), "watch"], stderr=log)
+    log.close()
+    try:
+        wait_until(lambda: (read_state(db_path) or {}).get("catch_up") is not None, timeout=20)
+        (notes / "open.md").write_text("# Open\n\nAbout finches.\n")
+        wait_until(lambda: titles(db_path, "finches") == ["Open"])
+        assert proc.poll() is None
+        assert titles(db_path, "wrens") == ["Secret"]  # its last good version is kept
+    finally:
+        proc.terminate()
+        assert proc.wait(20) == 0
+        locked.chmod(0o755)
+    assert f"skipped {locked}: cannot list folder: Permission denied" in Path(f"{db_path}.test-log").read_text()
+
+
 def _snapshot(db_path: Path) -> dict[str, set[tuple[object, ...]]]:
     "What a search can see, by natural keys (row ids may differ between two indexes)."
     conn = sqlite3.connect(db_path)
