@@ -14,7 +14,8 @@ from .render import index_text, search_text
 
 SEARCHES = [
     ("deploy key rotation", "a procedure, found by its title and tags (layer 1)"),
-    ("Chatty", "notes about ChatGPT, reached through the synonym table (layer 2)"),
+    ("Chatty", "notes and chats about ChatGPT, reached through the synonym table (layer 2)"),
+    ("429 rate limit", "a chat archive: the conversation where it was solved"),
     ("what did we decide about the database?", "a question: stopwords dropped, decisions first"),
     ("stale worktree folders", "a Serena memory found through its index keywords"),
     ("outage in October", "a month word becomes a date filter"),
@@ -22,7 +23,7 @@ SEARCHES = [
 
 
 def sample_roots(base: Path) -> list[Path]:
-    return [base / "memories", base / "serena", base / "notes"]
+    return [base / "memories", base / "serena", base / "notes", base / "chats"]
 
 
 def run_demo(echo: Callable[[str], None], keep: Path | None = None) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
@@ -128,6 +129,8 @@ def build_hits(
             scope=doc["scope"],
             platform=doc["platform"],
         )
+        hit.location = location(doc["path"], best)
+        hit.chat = chat_facts(doc)
         if run.granularity == "chunk" and best is not None:
             hit.chunk_id, hit.heading = best["id"], best["heading"]
             hit.matching_chunks = [_chunk_info(best, explainer.chunk_score(texts.tokens(best)))]
@@ -137,6 +140,42 @@ def build_hits(
             hit.text = "\n\n".join(c["text"] for c in scope)
         hits.append(hit)
     return hits, False
+
+
+CHAT_FACTS = (
+    "message_count",
+    "chunk_count",
+    "has_decisions",
+    "has_discoveries",
+    "has_procedures",
+    "has_artifacts",
+)
+
+
+def chat_facts(doc: sqlite3.Row) -> dict[str, Any] | None:
+    "What a result says about a conversation: its size in messages and chunks, and its signals."
+    meta = json.loads(doc["meta"] or "{}")
+    if "message_count" not in meta:
+        return None
+    facts = {k: meta.get(k) for k in CHAT_FACTS[:2]}
+    facts["signals"] = {k: bool(meta.get(k)) for k in CHAT_FACTS[2:]}
+    if meta.get("model"):
+        facts["model"] = meta["model"]
+    return facts
+
+
+def location(path: str, chunk: sqlite3.Row | None) -> str:
+    "Where to read a result: lines of a file, messages of a conversation, an archive's chunk file."
+    if chunk is None:
+        return path
+    meta = json.loads(chunk["meta"] or "{}")
+    if "file" in meta:
+        return os.path.join(os.path.dirname(path), meta["file"])
+    if "msg_start" in meta:
+        return f"{path} (messages {meta['msg_start'] + 1}-{meta['msg_end'] + 1})"
+    if chunk["line_start"]:
+        return f"{path}:{chunk['line_start']}-{chunk['line_end']}"
+    return path
 
 
 def _snippet(explainer: Explainer, chunk: sqlite3.Row | None, doc: sqlite3.Row) -> str:

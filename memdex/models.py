@@ -57,11 +57,13 @@ class IndexLink:
 
 @dataclass
 class ParsedFile:
-    "Everything one source file contributes: documents, and index rows if it is an index."
+    """Everything one source file contributes: documents, index rows if it is an index, and
+    the records inside it that were skipped, each with why (record label, reason)."""
 
     kind: str
     documents: list[Document] = field(default_factory=list)
     links: list[IndexLink] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -92,6 +94,8 @@ class Hit:
     chunk_id: int | None = None
     heading: str | None = None
     text: str | None = None
+    location: str = ""  # where to read: path:lines, path (messages a-b), or an archive's chunk file
+    chat: dict[str, Any] | None = None  # for conversations: message_count, chunk_count, signals
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -116,6 +120,8 @@ class Hit:
             "size_bytes": self.size_bytes,
             "est_tokens": self.est_tokens,
             "matching_chunks": self.matching_chunks,
+            "location": self.location,
+            "chat": self.chat,
         }
         if self.chunk_id is not None:
             out["chunk_id"] = self.chunk_id

@@ -45,8 +45,13 @@ def search_text(result: SearchResult) -> str:
         ]
         if h.snippet:
             lines.append(f"    {h.snippet}")
-        where = f"{h.path}:{h.line_start}-{h.line_end}" if h.line_start else h.path
-        lines.append(f"    read: {where}")
+        if h.chat:
+            signals = [name[4:] for name, on in h.chat["signals"].items() if on]
+            lines.append(
+                f"    {h.platform or h.kind} chat · {h.chat['message_count'] or '?'} messages, "
+                f"{h.chat['chunk_count']} chunks" + (f" · {', '.join(signals)}" if signals else "")
+            )
+        lines.append(f"    read: {h.location or h.path}")
         if len(h.matching_chunks) > 1 and result.granularity == "doc":
             lines.append(f"    {len(h.matching_chunks)} matching chunks")
     if not hits:
@@ -76,8 +81,13 @@ def index_text(report: dict[str, Any]) -> str:
 
 
 def skipped_text(report: dict[str, Any]) -> str:
+    "What was skipped: whole files, and records inside indexed files (path#record)."
     skipped = report["skipped"]
-    lines = [f"Skipped {len(skipped)} file{'s' if len(skipped) != 1 else ''}:"]
+    records = sum(1 for s in skipped if "#" in s["path"])
+    files = len(skipped) - records
+    parts = [f"{files} file{'s' if files != 1 else ''}"] if files else []
+    parts += [f"{records} record{'s' if records != 1 else ''}"] if records else []
+    lines = [f"Skipped {' and '.join(parts)}:"]
     lines += [f"  {s['path']}: {s['reason']}" for s in skipped]
     return "\n".join(lines)
 
@@ -102,10 +112,8 @@ def status_text(info: dict[str, Any]) -> str:
             f"indexed {r['indexed_at'] or 'never'}"
         )
     errors = info["errors"]
-    lines.append(
-        f"Errors: {len(errors)}"
-        + (" (files skipped; their last good version, if any, is kept)" if errors else "")
-    )
+    note = " (skipped files keep their last good version; path#record is a record inside a file)"
+    lines.append(f"Errors: {len(errors)}" + (note if errors else ""))
     for e in errors:
         lines.append(f"  {e['path']}: {e['reason']}")
     return "\n".join(lines)

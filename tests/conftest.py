@@ -97,12 +97,12 @@ def serena(serena_db: Path) -> Iterator[sqlite3.Connection]:
 def sample_copy(tmp_path: Path) -> Path:
     "A writable copy of the sample corpus shipped in the package."
     target = tmp_path / "sample"
-    shutil.copytree(SAMPLE, target, ignore=shutil.ignore_patterns("__init__.py", "__pycache__", "*.txt"))
+    shutil.copytree(SAMPLE, target, ignore=shutil.ignore_patterns("__pycache__", "README.txt"))
     return target
 
 
 @pytest.fixture
 def sample(conn: sqlite3.Connection, sample_copy: Path) -> sqlite3.Connection:
-    "The sample corpus indexed as `memdex demo` does: three roots."
-    index_paths(conn, [sample_copy / "memories", sample_copy / "serena", sample_copy / "notes"])
+    "The sample corpus indexed as `memdex demo` does: four roots."
+    index_paths(conn, [sample_copy / name for name in ("memories", "serena", "notes", "chats")])
     return conn

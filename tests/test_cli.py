@@ -36,6 +36,8 @@ RESULT_FIELDS = {
     "size_bytes",
     "est_tokens",
     "matching_chunks",
+    "location",
+    "chat",
 }
 
 
@@ -208,14 +210,22 @@ def test_synonyms_commands(db_path: Path, tmp_path: Path) -> None:
 def test_demo_runs_on_the_shipped_sample() -> None:
     result = CliRunner().invoke(cli, ["demo"], catch_exceptions=False)
     assert result.exit_code == 0
-    assert "12 documents written" in result.stdout
+    assert "19 documents written" in result.stdout
     assert "why: layer 2 (topics+synonyms, all terms): chatgpt (synonym of chatty)" in result.stdout
     assert "Filters: months=[10]" in result.stdout
 
 
 def test_kinds_lists_the_registry() -> None:
     out = CliRunner().invoke(cli, ["kinds"]).stdout
-    assert [line.split()[0] for line in out.splitlines()] == ["serena", "memory", "note"]
+    assert [line.split()[0] for line in out.splitlines()] == [
+        "serena",
+        "archive",
+        "memory",
+        "note",
+        "chatgpt",
+        "claude",
+        "gemini",
+    ]
 
 
 def test_python_dash_m_and_version() -> None:

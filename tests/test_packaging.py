@@ -44,4 +44,4 @@ def test_wheel_contains_schema_and_sample_and_runs_the_demo(tmp_path: Path) -> N
     )
     assert out.returncode == 0, out.stderr
     assert str(unpacked / "memdex" / "sample-corpus") in out.stdout
-    assert "12 documents written" in out.stdout
+    assert "19 documents written" in out.stdout

@@ -78,12 +78,15 @@ def test_disable_all_hooks_on_windows(serena: sqlite3.Connection) -> None:
     assert [t["term"] for t in top.why_relevant["terms"]] == ["disableallhooks", "windows"]
 
 
-def test_chatty_reaches_chatgpt_through_layer_2(sample: sqlite3.Connection) -> None:
+def test_chatty_reaches_chatgpt_through_layers_2_and_4(sample: sqlite3.Connection) -> None:
     hits = search(sample, "Chatty").hits
-    assert len(hits) == 3
-    assert {h.match_layer for h in hits} == {2}
-    assert all("ChatGPT" in h.title for h in hits)
-    assert hits[0].why_relevant["synonyms"][0]["synonym"] == "chatgpt"
+    titled = [h for h in hits if "ChatGPT" in h.title]
+    assert [h.match_layer for h in titled] == [2] * 6  # notes, a memory, an export, archive chats
+    assert {h.kind for h in titled} == {"note", "memory", "chatgpt", "archive"}
+    assert [(h.title, h.match_layer) for h in hits if h not in titled] == [
+        ("Fixing hallucinated citations", 4)
+    ]
+    assert all(h.why_relevant["synonyms"][0]["synonym"] == "chatgpt" for h in hits)
 
 
 def test_question_needs_no_rewording(sample: sqlite3.Connection) -> None:
@@ -116,7 +119,11 @@ def test_question_needs_no_rewording(sample: sqlite3.Connection) -> None:
         ),
         (
             Filters(until="2025-09"),
-            {"Use SQLite in WAL mode for the job queue", "ChatGPT conversation: Python packaging"},
+            {
+                "Use SQLite in WAL mode for the job queue",
+                "ChatGPT conversation: Python packaging",
+                "ChatGPT rate limits on the team plan",
+            },
         ),
     ],
 )

@@ -222,7 +222,9 @@ def test_an_unreadable_folder_does_not_stop_it(db_path: Path, notes: Path) -> No
     locked.chmod(0)
     prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
     log = open(f"{db_path}.test-log", "w")  # noqa: SIM115
-    proc = subprocess.Popen([*prefix, sys.executable, "-m", "memdex", "--db", str(db_path), "watch"], stderr=log)
+    proc = subprocess.Popen(
+        [*prefix, sys.executable, "-m", "memdex", "--db", str(db_path), "watch"], stderr=log
+    )
     log.close()
     try:
         wait_until(lambda: (read_state(db_path) or {}).get("catch_up") is not None, timeout=20)
@@ -234,7 +236,9 @@ def test_an_unreadable_folder_does_not_stop_it(db_path: Path, notes: Path) -> No
         proc.terminate()
         assert proc.wait(20) == 0
         locked.chmod(0o755)
-    assert f"skipped {locked}: cannot list folder: Permission denied" in Path(f"{db_path}.test-log").read_text()
+    assert (
+        f"skipped {locked}: cannot list folder: Permission denied" in Path(f"{db_path}.test-log").read_text()
+    )
 
 
 def _snapshot(db_path: Path) -> dict[str, set[tuple[object, ...]]]:

@@ -10,7 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InvalidParameter
+from .archive import ArchiveKind
 from .base import SourceFile, SourceKind
+from .chatgpt import ChatGPTKind
+from .claude import ClaudeKind
+from .gemini import GeminiKind
 from .memory import MemoryKind
 from .note import NoteKind
 from .serena import SerenaKind
@@ -25,8 +29,12 @@ def register(kind: SourceKind) -> SourceKind:
 
 
 register(SerenaKind())
+register(ArchiveKind())
 register(MemoryKind())
 register(NoteKind())
+register(ChatGPTKind())
+register(ClaudeKind())
+register(GeminiKind())
 
 
 def get_kind(name: str) -> SourceKind:

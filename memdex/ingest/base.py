@@ -21,7 +21,7 @@ class SourceFile:
     root: Path
     data: bytes
     scope: str | None = None
-    chunk_tokens: int = 800
+    chunk_tokens: int | None = None  # None: each kind's own default
 
     @property
     def size(self) -> int:
@@ -62,10 +62,17 @@ class SourceKind:
     description: str = ""
     max_bytes: int = 5 * MB
     suffixes: tuple[str, ...] = (".md", ".markdown")
+    # An aggregate kind reads a whole folder as one source, through one manifest file: the
+    # manifest's stored stat sums the folder's, and any change in the folder re-reads it.
+    aggregate: bool = False
 
     def claims_root(self, root: Path) -> bool:
         "Does this folder, as a whole, belong to this kind?"
         return False
+
+    def manifest(self, zone: Path) -> Path | None:
+        "For an aggregate kind: the file that stands for the folder."
+        return None
 
     def claims(self, rel_path: str) -> bool:
         "Would this kind read this file when it is found in a plain folder?"

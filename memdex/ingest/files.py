@@ -85,7 +85,7 @@ def walk(root: Path, skip_dirs: set[str] | None = None, start: Path | None = Non
 
     Symlinked files are followed when they point inside the root; symlinked folders are not
     descended (a loop cannot trap the walk). ``skip_dirs`` holds absolute paths of nested
-    roots indexed on their own.
+    roots -- folders or single files -- indexed on their own.
     """
     extra = extra_ignores()
     root = Path(os.path.abspath(root))
@@ -117,6 +117,8 @@ def walk(root: Path, skip_dirs: set[str] | None = None, start: Path | None = Non
                 continue
             if entry.is_symlink() and _is_dir_link(entry.path):
                 continue
+            if entry.path in skip:
+                continue  # a file indexed as a root of its own
             yield stat_file(Path(entry.path), rel, root)
         stack.extend(reversed(subdirs))
 
@@ -146,3 +148,13 @@ def stat_file(path: Path, rel: str, root: Path) -> Found:
     if not stat.S_ISREG(st.st_mode):
         return Found(path, rel, problem="not a regular file")
     return Found(path, rel, size=st.st_size, mtime_ns=st.st_mtime_ns)
+
+
+def folder_stat(folder: Path) -> tuple[int, int]:
+    "(total size, newest mtime) of every non-ignored file under a folder: a stat per file."
+    size, mtime = 0, 0
+    for found in walk(folder):
+        if not found.problem:
+            size += found.size
+            mtime = max(mtime, found.mtime_ns)
+    return size, mtime

@@ -233,7 +233,7 @@ def _bounded_lines(body: str, limit: int) -> tuple[list[str], list[int], list[bo
         rest = line
         first = True
         while rest:
-            cut = _cut_point(rest, limit)
+            cut = cut_point(rest, limit)
             pieces.append(rest[:cut])
             numbers.append(number)
             continued.append(not first)
@@ -242,7 +242,7 @@ def _bounded_lines(body: str, limit: int) -> tuple[list[str], list[int], list[bo
     return pieces, numbers, continued
 
 
-def _cut_point(text: str, limit: int) -> int:
+def cut_point(text: str, limit: int) -> int:
     "Where to cut ``text`` so the piece has at most ``limit`` bytes: the last space before it."
     end = min(len(text), limit)
     while end > 0 and len(text[:end].encode("utf-8")) > limit:
@@ -354,7 +354,7 @@ def read_markdown(source: SourceFile, kind: str, key: str) -> Document:
         kind=kind,
         size_bytes=source.size,
         key=key,
-        max_tokens=source.chunk_tokens,
+        max_tokens=source.chunk_tokens or DEFAULT_CHUNK_TOKENS,
     )
     doc.namespace = doc.namespace or folder_namespace(source.rel_path)
     doc.scope = as_text(field_value(doc.meta, "scope")) or source.scope

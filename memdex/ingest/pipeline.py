@@ -19,14 +19,14 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from .. import db
 from ..errors import DatabaseError, IngestError, MemdexError
-from . import detect_root_kind, get_kind, kinds_for
+from . import SOURCES, detect_root_kind, get_kind, kinds_for
 from .base import MB, SourceFile, SourceKind
-from .files import Found, extra_ignores, is_ignored, stat_file, walk
+from .files import Found, extra_ignores, folder_stat, is_ignored, stat_file, walk
 from .writer import StoredFile, Writer
 
 RAISE_ENV = "MEMDEX_RAISE_ERRORS"
@@ -78,7 +78,7 @@ class Options:
     kind: str | None = None
     scope: str | None = None
     max_file_size: int | None = None
-    chunk_tokens: int = 800
+    chunk_tokens: int | None = None
 
 
 def detect_scope(root: Path) -> str:
@@ -97,7 +97,7 @@ def index_paths(
     kind: str | None = None,
     scope: str | None = None,
     max_file_size: int | None = None,
-    chunk_tokens: int = 800,
+    chunk_tokens: int | None = None,
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
 ) -> IndexReport:
@@ -106,6 +106,7 @@ def index_paths(
     :param kind: force a source kind for every file (default: detected per root and file)
     :param scope: ``user`` or ``project`` (default: project inside a git work tree)
     :param max_file_size: skip larger files (default: per kind; 5 MB for markdown)
+    :param chunk_tokens: bound of a chunk in estimated tokens (default: per kind)
     :param progress: called as ``progress(done, total)`` per file of each root
     :param should_stop: checked between files; when it returns true the run commits what it
         has done and returns early (``report.stopped``)
@@ -232,6 +233,7 @@ class _Root:
     scope: str
     zones: _Zones
     nested: set[str]
+    chunk_tokens: int | None = None
 
 
 class _Run:
@@ -251,6 +253,7 @@ class _Run:
         self.raise_errors = bool(os.environ.get(RAISE_ENV))
         self.roots: dict[str, _Root] = {}
         self.extra = extra_ignores()
+        self.record_errors: dict[str, list[Skipped]] | None = None  # preloaded per whole root
 
     def stop(self) -> bool:
         if self.should_stop is not None and self.should_stop():
@@ -279,9 +282,11 @@ class _Run:
         forced = self.options.kind
         root_kind = None if forced else detect_root_kind(root)
         scope = self.options.scope or detect_scope(root)
-        root_id = self.writer.register_root(str(root), forced, root_kind or "files", scope)
+        tokens = self.options.chunk_tokens
+        root_id = self.writer.register_root(str(root), forced, root_kind or "files", scope, tokens)
         self.report.roots.append({"path": str(root), "kind": forced or root_kind or "files", "scope": scope})
-        return _Root(root_id, root, forced, scope, _Zones(root, root_kind, not forced), self._nested(root))
+        zones = _Zones(root, root_kind, not forced)
+        return _Root(root_id, root, forced, scope, zones, self._nested(root), self.options.chunk_tokens)
 
     def known_root(self, row: dict[str, object], roots: list[dict[str, object]]) -> _Root:
         "A root as it was registered by `memdex index` (for the watcher's changes)."
@@ -305,6 +310,10 @@ class _Run:
         root = self.new_root(path)
         existing = {r["path"]: _stored(r) for r in self.writer.q("files_of_root", {"root_id": root.id})}
         broken = {r["path"]: r for r in self.writer.q("errors_of_root", {"root_id": root.id})}
+        self.record_errors = {}
+        for r in self.writer.q("record_errors_of_root", {"root_id": root.id}):
+            skipped = Skipped(f"{r['path']}#{r['record']}", r["reason"])
+            self.record_errors.setdefault(r["path"], []).append(skipped)
         seen, unlisted = self._walk(root, root.path, existing, broken)
         if self.report.stopped:
             return
@@ -322,6 +331,12 @@ class _Run:
         rel = os.path.relpath(path, root.path).replace(os.sep, "/")
         if rel != "." and is_ignored(rel, self.extra):
             return
+        if root.path.is_dir() and path != root.path:
+            zone, zone_kind = root.zones.of(path.parent)
+            manifest = SOURCES[zone_kind].manifest(zone) if zone_kind and not root.forced else None
+            if manifest is not None and SOURCES[str(zone_kind)].aggregate:
+                path = manifest  # any change inside an archive is a change of the archive
+                rel = os.path.relpath(path, root.path).replace(os.sep, "/")
         if path.is_dir() and not path.is_symlink():
             under = self.writer.q("files_under", {"path": str(path)})
             existing = {r["path"]: _stored(r) for r in under}
@@ -331,10 +346,9 @@ class _Run:
                     self.writer.delete(stored.id)
                     self.report.removed += 1
         elif os.path.lexists(path):
-            found = stat_file(path, rel, root.path)
-            candidates = self._candidates(root, found)
+            candidates = self._candidates(root, stat_file(path, rel, root.path))
             if candidates:
-                zone, kinds = candidates
+                zone, kinds, found = candidates
                 self.report.seen += 1
                 self._file(root, zone, found, kinds, self.writer.stored(str(path)), self._broken(str(path)))
         else:
@@ -348,14 +362,24 @@ class _Run:
         return self.writer.q("error_by_path", {"path": path}).fetchone()
 
     # -- files ---------------------------------------------------------------------------
-    def _candidates(self, root: _Root, found: Found) -> tuple[Path, list[SourceKind]] | None:
+    def _candidates(self, root: _Root, found: Found) -> tuple[Path, list[SourceKind], Found] | None:
+        """Which kinds may read this file, in which zone. In an aggregate zone (an archive) only
+        the manifest counts, and its stat becomes the whole folder's."""
         if root.path.is_dir():
             zone, zone_kind = root.zones.of(found.path.parent)
         else:
             zone, zone_kind = root.path.parent, None
+        aggregate = (
+            SOURCES[zone_kind] if zone_kind and SOURCES[zone_kind].aggregate and not root.forced else None
+        )
+        if aggregate is not None:
+            if found.path != aggregate.manifest(zone) or found.problem:
+                return None
+            size, mtime_ns = folder_stat(zone)
+            return zone, [aggregate], replace(found, size=size, mtime_ns=mtime_ns)
         rel = os.path.relpath(found.path, zone).replace(os.sep, "/")
         kinds = kinds_for(rel, root.forced, zone_kind)
-        return (zone, kinds) if kinds else None
+        return (zone, kinds, found) if kinds else None
 
     def _walk(
         self, root: _Root, start: Path, existing: dict[str, StoredFile], broken: dict[str, sqlite3.Row] | None
@@ -372,7 +396,8 @@ class _Run:
                 continue
             candidates = self._candidates(root, found)
             if candidates:
-                plan.append((found, *candidates))
+                zone, kinds, found = candidates
+                plan.append((found, zone, kinds))
         for done, (found, zone, kinds) in enumerate(plan, 1):
             if self.stop():
                 break
@@ -396,10 +421,15 @@ class _Run:
         if found.problem:
             self._skip(root, found, found.problem)
             return
+        if stored is None:
+            stored = self.writer.stored(str(found.path))
+            if stored is not None:  # indexed before under another root: it is this root's now
+                self.writer.adopt(stored, root.id, found.rel_path)
         names = {k.name for k in candidates}
         same_stat = stored is not None and (stored.size, stored.mtime_ns) == (found.size, found.mtime_ns)
         if same_stat and stored is not None and stored.kind in names and broken is None:
             self.report.unchanged += 1
+            self.report.skipped += self._record_errors(stored)
             return
         if broken is not None and (broken["size"], broken["mtime_ns"]) == (found.size, found.mtime_ns):
             self.report.skipped.append(Skipped(str(found.path), broken["reason"]))
@@ -419,9 +449,11 @@ class _Run:
             self._skip(root, found, f"cannot read file: {exc.strerror}")
             return
         sha = hashlib.sha256(data).hexdigest()
-        if stored is not None and stored.sha256 == sha and stored.kind in names:
+        whole_folder = any(k.aggregate for k in candidates)  # its manifest's bytes are not all of it
+        if stored is not None and stored.sha256 == sha and stored.kind in names and not whole_folder:
             self.writer.touch(stored, found)
             self.report.unchanged += 1
+            self.report.skipped += self._record_errors(stored)
             return
         kind = next((k for k in candidates if k.sniff(data)), None)
         if kind is None:  # named like a source, but is not one (a JSON that is no chat export)
@@ -430,7 +462,7 @@ class _Run:
                 self.report.removed += 1
             return
         rel = os.path.relpath(found.path, zone).replace(os.sep, "/")
-        source = SourceFile(found.path, rel, zone, data, root.scope, self.options.chunk_tokens)
+        source = SourceFile(found.path, rel, zone, data, root.scope, root.chunk_tokens)
         try:
             parsed = kind.parse(source)
         except (IngestError, ValueError, RecursionError) as exc:
@@ -445,10 +477,18 @@ class _Run:
             return
         self.writer.replace(root.id, found, kind.name, sha, stored, parsed)
         self.report.documents += len(parsed.documents)
+        self.report.skipped += [Skipped(f"{found.path}#{rec}", why) for rec, why in parsed.skipped]
         if stored is None:
             self.report.added += 1
         else:
             self.report.updated += 1
+
+    def _record_errors(self, stored: StoredFile) -> list[Skipped]:
+        "Records still skipped inside an unchanged file (they are reported on every run)."
+        if self.record_errors is not None:
+            return list(self.record_errors.get(stored.path, []))
+        rows = self.writer.q("record_errors_of_file", {"file_id": stored.id})
+        return [Skipped(f"{stored.path}#{r['record']}", r["reason"]) for r in rows]
 
     def _skip(self, root: _Root, found: Found, reason: str, remember_stat: bool = True) -> None:
         self.report.skipped.append(Skipped(str(found.path), reason))
@@ -456,7 +496,7 @@ class _Run:
 
 
 def _stored(row: sqlite3.Row) -> StoredFile:
-    return StoredFile(row["id"], row["kind"], row["size"], row["mtime_ns"], row["sha256"])
+    return StoredFile(row["id"], row["path"], row["kind"], row["size"], row["mtime_ns"], row["sha256"])
 
 
 __all__ = ["IndexReport", "Skipped", "index_changes", "index_known_roots", "index_paths"]

@@ -29,6 +29,7 @@ class StoredFile:
     "The ``files`` row of a file, as ingest compares it with a fresh stat."
 
     id: int
+    path: str
     kind: str
     size: int
     mtime_ns: int
@@ -72,9 +73,18 @@ class Writer:
             self.conn.execute("ROLLBACK")
 
     # -- roots and errors ----------------------------------------------------------------
-    def register_root(self, path: str, kind: str | None, detected: str, scope: str) -> int:
+    def register_root(
+        self, path: str, kind: str | None, detected: str, scope: str, chunk_tokens: int | None
+    ) -> int:
         with self.unit():
-            params = {"path": path, "kind": kind, "detected_kind": detected, "scope": scope, "now": self.now}
+            params = {
+                "path": path,
+                "kind": kind,
+                "detected_kind": detected,
+                "scope": scope,
+                "chunk_tokens": chunk_tokens,
+                "now": self.now,
+            }
             return int(self.q("root_upsert", params).fetchone()[0])
 
     def root_indexed(self, root_id: int) -> None:
@@ -109,7 +119,11 @@ class Writer:
         row = self.q("file_by_path", {"path": path}).fetchone()
         if row is None:
             return None
-        return StoredFile(row["id"], row["kind"], row["size"], row["mtime_ns"], row["sha256"])
+        return StoredFile(row["id"], path, row["kind"], row["size"], row["mtime_ns"], row["sha256"])
+
+    def adopt(self, stored: StoredFile, root_id: int, rel_path: str) -> None:
+        with self.unit():
+            self.q("file_adopt", {"id": stored.id, "root_id": root_id, "rel_path": rel_path})
 
     def touch(self, stored: StoredFile, found: Found) -> None:
         "Same bytes, new stat: remember the stat, keep the documents."
@@ -167,6 +181,9 @@ class Writer:
                 doc.key = _unique(doc.key, keys)
                 self._insert_document(file_id, str(found.path), doc, old_ids.get(doc.key))
             self.q("error_delete", {"path": str(found.path)})
+            self.q("record_errors_delete_of_file", {"file_id": file_id})
+            for record, reason in parsed.skipped:
+                self.q("record_error_insert", {"file_id": file_id, "record": record, "reason": reason})
             self._refresh_topics(targets)
 
     def _link_targets(self, file_id: int) -> set[str]:

@@ -9,6 +9,7 @@ CREATE TABLE roots (
     kind TEXT,                          -- kind forced with --kind; NULL means detected per run
     detected_kind TEXT,                 -- what detection chose on the last run
     scope TEXT,                         -- user | project
+    chunk_tokens INTEGER,               -- --chunk-tokens for this root; NULL: each kind's default
     added_at TEXT NOT NULL,
     indexed_at TEXT
 );
@@ -119,6 +120,16 @@ CREATE TABLE ingest_errors (
     first_seen TEXT NOT NULL,
     last_seen TEXT NOT NULL
 );
+
+-- Records inside a file that was indexed, skipped with a reason (a conversation with no
+-- messages, a ChatGPT record with no mapping). They go with their file.
+CREATE TABLE record_errors (
+    id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    record TEXT NOT NULL,               -- which record: an id, a title, or its position
+    reason TEXT NOT NULL
+);
+CREATE INDEX record_errors_file_id ON record_errors(file_id);
 
 -- Full-text indexes. porter stems English ("decided" finds "deciding"), unicode61 folds case
 -- and, with remove_diacritics 2, accents. External content: the text lives once, in its table.

@@ -1,5 +1,5 @@
 -- Everything a result shows about its documents (:ids, a JSON array).
 SELECT d.id, d.key, d.kind, d.title, d.description, d.tags, d.topics, d.namespace, d.type, d.scope,
-    d.platform, d.date, d.line_count, d.size_bytes, d.est_tokens, f.path
+    d.platform, d.date, d.line_count, d.size_bytes, d.est_tokens, d.meta, f.path
 FROM documents d JOIN files f ON f.id = d.file_id
 WHERE d.id IN (SELECT value FROM json_each(:ids))

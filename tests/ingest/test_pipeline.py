@@ -330,3 +330,19 @@ def test_index_changes_keeps_a_roots_kind_and_refreshes_index_topics(
     index_changes(conn, [index])
     hit = search(conn, "heisenbug").hits[0]
     assert (hit.key, hit.kind, hit.match_layer) == ("ci/ci-flaky-test-quarantine", "serena", 1)
+
+
+def test_a_root_registered_inside_another_takes_its_files_over(
+    conn: sqlite3.Connection, sample_copy: Path
+) -> None:
+    index_paths(conn, [sample_copy / "notes"])
+    inner = sample_copy / "notes" / "chatgpt-prompting-tips.md"
+    report = index_paths(conn, [inner])
+    assert (report.unchanged, report.added) == (1, 0)
+    owner = conn.execute(
+        "SELECT r.path FROM files f JOIN roots r ON r.id = f.root_id WHERE f.path = ?", (str(inner),)
+    )
+    assert owner.fetchone()[0] == str(inner)
+    outer = index_paths(conn, [sample_copy / "notes"])  # the inner root's file is no longer the outer's
+    assert (outer.seen, outer.removed) == (2, 0)
+    assert conn.execute("SELECT count(*) FROM documents").fetchone()[0] == 3

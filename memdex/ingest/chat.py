@@ -1,0 +1,212 @@
+"""What every chat kind shares: a conversation of messages, and how it becomes a document.
+
+- One document per conversation: platform, title, dates, message and chunk counts, signals.
+- Chunks are runs of whole messages under a token bound (bytes/4, ``DEFAULT_CHAT_TOKENS``
+  unless ``--chunk-tokens`` says otherwise); a single message longer than the bound is cut at
+  blank lines. Each chunk keeps its speaker roles and message range; none is empty.
+- Signals are documented heuristics over the text (see SIGNALS).
+- Topics: the title, and the conversation's most distinctive words: the words it uses most,
+  counted twice when the user writes them, less stopwords and words under 4 letters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from ..models import Chunk, Document
+from ..terms import STOPWORDS
+from .base import MB, SourceFile, SourceKind
+from .markdown import cut_point
+
+DEFAULT_CHAT_TOKENS = 350
+TOPIC_WORDS = 8
+ROLE_LABELS = {"user": "User", "assistant": "Assistant", "tool": "Tool", "system": "System"}
+
+# has_<signal>: a message says so. Deliberately plain, so anyone can check why a chat has one.
+SIGNALS = {
+    "decisions": re.compile(
+        r"\b(decided|decision|we(?:'ll| will) go with|let'?s go with|going with|chose"
+        r"|settled on|agreed to)\b",
+        re.I,
+    ),
+    "discoveries": re.compile(
+        r"\b(turns out|found that|discovered|reali[sz]ed|learned that|root cause"
+        r"|the (?:issue|problem|bug) was)\b",
+        re.I,
+    ),
+    # three or more numbered steps in a row
+    "procedures": re.compile(
+        r"(?m)^\s*(?:\d+[.)]|step \d+)\s+\S.*(?:\n\s*(?:\d+[.)]|step \d+)\s+\S.*){2,}", re.I
+    ),
+    "artifacts": re.compile(r"```|\[tool use:|\[attachment:|\[artifact:", re.I),
+}
+
+
+@dataclass
+class Message:
+    role: str  # user | assistant | tool | system
+    text: str
+    time: str | None = None  # ISO 8601
+
+
+@dataclass
+class Conversation:
+    id: str
+    title: str
+    platform: str
+    messages: list[Message]
+    created: str | None = None
+    updated: str | None = None
+    summary: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class ChatKind(SourceKind):
+    "A chat export: JSON files told apart by what is inside them."
+
+    max_bytes = 2048 * MB
+    suffixes = (".json",)
+    markers: tuple[bytes, ...] = ()
+
+    def claims(self, rel_path: str) -> bool:
+        return rel_path.lower().endswith(".json")
+
+    def sniff(self, data: bytes) -> bool:
+        head = data[:65536]
+        return all(marker in head for marker in self.markers)
+
+
+def iso(value: Any) -> str | None:
+    "A timestamp (epoch seconds or ISO text) as ISO 8601 UTC, or None if it is not one."
+    if value is None or value == "":
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return datetime.fromtimestamp(float(value), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        except (OverflowError, OSError, ValueError):
+            return None
+    text = str(value).strip()
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def signals(messages: list[Message]) -> dict[str, bool]:
+    text = "\n\n".join(m.text for m in messages)
+    return {f"has_{name}": bool(pattern.search(text)) for name, pattern in SIGNALS.items()}
+
+
+def distinctive_words(messages: list[Message], n: int = TOPIC_WORDS) -> list[str]:
+    counts: Counter[str] = Counter()
+    for m in messages:
+        weight = 2 if m.role == "user" else 1
+        for word in re.findall(r"[^\W\d_][\w'-]{3,}", m.text.lower()):
+            word = word.strip("'-")
+            if len(word) >= 4 and word not in STOPWORDS:
+                counts[word] += weight
+    return [w for w, c in counts.most_common(n) if c > 1]
+
+
+def to_document(
+    conv: Conversation, source: SourceFile, kind: str, topics: list[str] | None = None
+) -> Document:
+    "A conversation as a document of ``kind``, chunked at message boundaries."
+    bound = (source.chunk_tokens or DEFAULT_CHAT_TOKENS) * 4
+    chunks = chunk_messages(conv.messages, conv.title, bound)
+    text_size = sum(len(m.text.encode("utf-8")) for m in conv.messages)
+    if topics is None:
+        topics = [conv.title, *distinctive_words(conv.messages)]
+    meta = {
+        **conv.meta,
+        "message_count": len(conv.messages),
+        "chunk_count": len(chunks),
+        **signals(conv.messages),
+    }
+    return Document(
+        key=conv.id,
+        kind=kind,
+        title=conv.title,
+        chunks=chunks,
+        size_bytes=text_size,
+        description=conv.summary,
+        topics=[(t, "derived") for t in topics if t],
+        platform=conv.platform,
+        date=conv.updated or conv.created,
+        created=conv.created,
+        modified=conv.updated,
+        scope=source.scope,
+        meta=meta,
+    )
+
+
+def chunk_messages(messages: list[Message], title: str, bound: int) -> list[Chunk]:
+    "Runs of whole messages of at most ``bound`` bytes; a longer message is cut on its own."
+    chunks: list[Chunk] = []
+    run: list[tuple[int, Message, str]] = []
+    size = 0
+
+    def close() -> None:
+        nonlocal run, size
+        if run:
+            chunks.append(_chunk(title, run))
+        run, size = [], 0
+
+    for index, message in enumerate(messages):
+        rendered = f"{ROLE_LABELS.get(message.role, message.role.title())}: {message.text.strip()}"
+        length = len(rendered.encode("utf-8"))
+        if length > bound:
+            close()
+            for piece in _pieces(rendered, bound):
+                chunks.append(_chunk(title, [(index, message, piece)]))
+            continue
+        if size + length > bound:
+            close()
+        run.append((index, message, rendered))
+        size += length + 2
+    close()
+    return chunks
+
+
+def _chunk(title: str, run: list[tuple[int, Message, str]]) -> Chunk:
+    roles = list(dict.fromkeys(m.role for _, m, _ in run))
+    meta = {"msg_start": run[0][0], "msg_end": run[-1][0], "roles": roles}
+    if run[0][1].time:
+        meta["time"] = run[0][1].time
+    return Chunk(heading=title, text="\n\n".join(text for _, _, text in run), meta=meta)
+
+
+def _pieces(text: str, bound: int) -> list[str]:
+    "Cut one long message at blank lines, then at spaces, into pieces of at most ``bound`` bytes."
+    pieces: list[str] = []
+    current = ""
+    for paragraph in re.split(r"\n\s*\n", text):
+        while len(paragraph.encode("utf-8")) > bound:
+            cut = cut_point(paragraph, bound)
+            if current:
+                pieces.append(current)
+                current = ""
+            pieces.append(paragraph[:cut])
+            paragraph = paragraph[cut:].lstrip()
+        candidate = f"{current}\n\n{paragraph}" if current else paragraph
+        if current and len(candidate.encode("utf-8")) > bound:
+            pieces.append(current)
+            current = paragraph
+        else:
+            current = candidate
+    if current.strip():
+        pieces.append(current)
+    return [p for p in pieces if p.strip()]
+
+
+def first_words(text: str, limit: int = 60) -> str:
+    "A title for an untitled conversation: its first message, cut at a word."
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit].rsplit(" ", 1)[0] + "…"

@@ -1,0 +1,1 @@
+DELETE FROM record_errors WHERE file_id = :file_id
