@@ -90,6 +90,7 @@ def run_request(
             kind=request.get("kind"),
             scope=request.get("scope"),
             max_file_size=request.get("max_file_size"),
+            chunk_tokens=request.get("chunk_tokens"),
             progress=progress,
         )
     else:

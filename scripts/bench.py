@@ -28,6 +28,7 @@ import click
 import memdex
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # scripts/synth.py, the corpus generator
 DATA = HERE.parent.parent / "shared" / "data"
 QUERIES = [
     "disableAllHooks on Windows",
@@ -135,6 +136,49 @@ def core(corpus: Path, runs: int) -> None:
         "ripgrep": shutil.which("rg") is not None,
     }
     click.echo(json.dumps(result, indent=2))
+
+
+@cli.command()
+@click.option(
+    "--conversations", default=5000, show_default=True, help="How many to generate (scripts/synth.py)."
+)
+def chats(conversations: int) -> None:
+    """Index generated chat exports (half ChatGPT, half Claude) from scratch.
+
+    Example:
+
+        python scripts/bench.py chats --conversations 5000
+    """
+    import synth
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "exports"
+        files = synth.write_chats(folder, conversations)
+        db_path = Path(tmp) / "chats.db"
+        conn = memdex.open_index(db_path)
+        started = time.perf_counter()
+        report = memdex.index_paths(conn, [folder])
+        seconds = time.perf_counter() - started
+        chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        found = memdex.search(conn, f"zqplant{conversations // 2}").hits
+        conn.close()
+        click.echo(
+            json.dumps(
+                {
+                    "memdex": memdex.__version__,
+                    "conversations": conversations,
+                    "files": len(files),
+                    "documents": report.documents,
+                    "chunks": chunks,
+                    "index_seconds": round(seconds, 2),
+                    "conversations_per_second": round(conversations / seconds),
+                    "database_bytes": sum(p.stat().st_size for p in Path(tmp).glob("chats.db*")),
+                    "planted_term_found": [h.key for h in found],
+                    "goal_seconds": 30,
+                },
+                indent=2,
+            )
+        )
 
 
 def percentile(values: list[float], p: float) -> float:

@@ -29,6 +29,11 @@ from . import cli, connect, echo_json
     type=click.FloatRange(min=0.001),
     help="Skip files larger than this many MB (default: 5 for markdown).",
 )
+@click.option(
+    "--chunk-tokens",
+    type=click.IntRange(min=50),
+    help="Chunk size bound in estimated tokens (default: 800 for markdown, 350 for chats); remembered per root.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar, no summary: only errors.")
 @click.pass_context
@@ -38,6 +43,7 @@ def index(
     kind: str | None,
     scope: str | None,
     max_file_size: float | None,
+    chunk_tokens: int | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -65,6 +71,7 @@ def index(
         "kind": kind,
         "scope": scope,
         "max_file_size": int(max_file_size * 1024 * 1024) if max_file_size else None,
+        "chunk_tokens": chunk_tokens,
     }
     report = index_exclusive(
         ctx.obj,

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Deterministic synthetic corpora for benchmarks: MIF memory notes and chat exports.
+
+Same seed, same files, byte for byte, so timings compare across runs and machines. Each
+note and conversation carries planted terms (``zqplant<N>``) that benchmarks search for.
+
+Examples:
+
+    python scripts/synth.py notes /tmp/notes --count 2000
+    python scripts/synth.py chats /tmp/chats --count 5000
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import click
+
+WORDS = (
+    "index query cache deploy rollback migration schema token budget latency queue worker retry "
+    "backoff webhook secret rotation review branch merge conflict release tag pipeline runner "
+    "artifact coverage fixture flaky timeout lock writer reader snapshot backup restore replica "
+    "shard partition vacuum checkpoint journal parser tokenizer stemmer synonym cascade ranking "
+    "relevance snippet chunk document memory agent session handoff context window summary decision "
+    "incident postmortem alert pager dashboard metric trace span sampler budget quota limit plan"
+).split()
+NAMESPACES = (
+    "decisions/project",
+    "learnings/project",
+    "procedures/user",
+    "episodes/user",
+    "semantic/preferences",
+)
+TYPES = ("semantic", "episodic", "procedural")
+
+
+def _sentence(rng: random.Random, words: int) -> str:
+    chosen = [rng.choice(WORDS) for _ in range(words)]
+    return " ".join(chosen).capitalize() + "."
+
+
+def _paragraph(rng: random.Random) -> str:
+    return " ".join(_sentence(rng, rng.randint(8, 16)) for _ in range(rng.randint(2, 5)))
+
+
+def write_notes(folder: Path, count: int, seed: int = 7) -> list[Path]:
+    "``count`` MIF memories (frontmatter, sections) under namespace folders; returns their paths."
+    rng = random.Random(seed)
+    paths = []
+    for i in range(count):
+        namespace = NAMESPACES[i % len(NAMESPACES)]
+        path = folder / namespace / f"m{i:06d}.memory.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        title = f"{_sentence(rng, 4)[:-1]} zqplant{i}"
+        tags = sorted({rng.choice(WORDS) for _ in range(3)})
+        day = 1 + i % 28
+        sections = "\n\n".join(
+            f"## {_sentence(rng, 3)[:-1]}\n\n{_paragraph(rng)}" for _ in range(rng.randint(1, 4))
+        )
+        path.write_text(
+            f"---\nid: m-{i:06d}\ntype: {TYPES[i % 3]}\nnamespace: {namespace}\n"
+            f'created: 2025-{1 + i % 12:02d}-{day:02d}T10:00:00Z\ntitle: "{title}"\n'
+            f"tags: [{', '.join(tags)}]\n---\n\n# {title}\n\n{_paragraph(rng)}\n\n{sections}\n",
+            encoding="utf-8",
+        )
+        paths.append(path)
+    return paths
+
+
+def _messages(rng: random.Random, i: int) -> list[tuple[str, str]]:
+    turns = []
+    for t in range(rng.randint(6, 24)):
+        role = "user" if t % 2 == 0 else "assistant"
+        text = _paragraph(rng) if role == "assistant" else _sentence(rng, rng.randint(6, 14))
+        if t == 2:
+            text += f" zqplant{i}"
+        turns.append((role, text))
+    return turns
+
+
+def write_chats(folder: Path, count: int, seed: int = 11, per_file: int = 500) -> list[Path]:
+    "``count`` conversations, alternately as ChatGPT and Claude exports of ``per_file`` each."
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    chatgpt: list[dict] = []
+    claude: list[dict] = []
+    for i in range(count):
+        start = 1735689600 + i * 3600
+        turns = _messages(rng, i)
+        title = f"{_sentence(rng, 4)[:-1]} {i}"
+        if i % 2 == 0:
+            mapping: dict[str, dict] = {
+                "root": {"id": "root", "message": None, "parent": None, "children": ["n0"]}
+            }
+            for t, (role, text) in enumerate(turns):
+                mapping[f"n{t}"] = {
+                    "id": f"n{t}",
+                    "parent": "root" if t == 0 else f"n{t - 1}",
+                    "children": [f"n{t + 1}"] if t + 1 < len(turns) else [],
+                    "message": {
+                        "id": f"n{t}",
+                        "author": {"role": role},
+                        "create_time": start + t * 60,
+                        "content": {"content_type": "text", "parts": [text]},
+                        "metadata": {},
+                    },
+                }
+            chatgpt.append(
+                {
+                    "id": f"gpt-{i}",
+                    "title": title,
+                    "create_time": start,
+                    "update_time": start + 3000,
+                    "current_node": f"n{len(turns) - 1}",
+                    "mapping": mapping,
+                }
+            )
+        else:
+            claude.append(
+                {
+                    "uuid": f"claude-{i}",
+                    "name": title,
+                    "created_at": "2025-01-01T00:00:00Z",
+                    "updated_at": "2025-01-01T01:00:00Z",
+                    "chat_messages": [
+                        {
+                            "uuid": f"c{i}-{t}",
+                            "sender": "human" if role == "user" else "assistant",
+                            "text": text,
+                            "content": [{"type": "text", "text": text}],
+                            "created_at": f"2025-01-01T00:{t:02d}:00Z",
+                        }
+                        for t, (role, text) in enumerate(turns)
+                    ],
+                }
+            )
+    paths = []
+    for name, records in (("chatgpt", chatgpt), ("claude", claude)):
+        for n in range(0, len(records), per_file):
+            path = folder / f"{name}-{n // per_file:03d}" / "conversations.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(records[n : n + per_file]), encoding="utf-8")
+            paths.append(path)
+    return paths
+
+
+@click.group()
+def cli() -> None:
+    "Write deterministic synthetic corpora."
+
+
+@cli.command()
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--count", default=2000, show_default=True)
+@click.option("--seed", default=7, show_default=True)
+def notes(folder: Path, count: int, seed: int) -> None:
+    """MIF memory notes with planted terms.
+
+    Example:
+
+        python scripts/synth.py notes /tmp/notes --count 2000
+    """
+    click.echo(f"wrote {len(write_notes(folder, count, seed))} notes under {folder}")
+
+
+@cli.command()
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--count", default=5000, show_default=True)
+@click.option("--seed", default=11, show_default=True)
+def chats(folder: Path, count: int, seed: int) -> None:
+    """ChatGPT and Claude exports with planted terms.
+
+    Example:
+
+        python scripts/synth.py chats /tmp/chats --count 5000
+    """
+    click.echo(f"wrote {count} conversations in {len(write_chats(folder, count, seed))} files under {folder}")
+
+
+if __name__ == "__main__":
+    cli()
