@@ -28,7 +28,7 @@ STOPWORDS = frozenset(
     themselves then there these they this those through to too under until up very was we were
     what when where which while who whom why will with would you your yours yourself
     yourselves ever anything something tell show find search list give get got any there's
-    what's i'm we've let's us also please""".split()
+    what's i'm we've let's us also please much many say said mention mentioned told""".split()
 )
 
 MONTHS = {

@@ -5,6 +5,10 @@
   notes, one per abstract with its title in the frontmatter, and indexed by memdex.
 - Serena memories: recall@10 and MRR on scripts/eval_data/serena-queries.jsonl, by query
   type (direct, paraphrase, question) and split (dev, test).
+- Chats: long multi-session conversations (scripts/eval_data/chats) written as ChatGPT and
+  Claude exports; for each question, are its gold turns among the chunks
+  `memdex search --granularity chunk --max-tokens 2000` returns? Beside plain FTS5 over
+  8-turn chunks under the same budget.
 
 The baseline is what a user gets from SQLite alone: one FTS5 row per file (porter), the
 query's words as an OR of quoted terms, ordered by bm25. A naive word-count ranking is shown
@@ -58,6 +62,13 @@ def recall_at(ranked: list[str], relevant: Iterable[str], k: int) -> float:
 def reciprocal_rank(ranked: list[str], relevant: Iterable[str]) -> float:
     wanted = set(relevant)
     return next((1.0 / (i + 1) for i, doc in enumerate(ranked) if doc in wanted), 0.0)
+
+
+def fresh(db_path: Path) -> Path:
+    "An index path with no file behind it: every evaluation builds its index from scratch."
+    for old in db_path.parent.glob(db_path.name + "*"):
+        old.unlink()
+    return db_path
 
 
 def mean(values: list[float]) -> float:
@@ -176,7 +187,7 @@ def scifact_queries() -> list[dict]:
 
 def eval_scifact(work: Path, via_cli: bool, limit: int) -> dict:
     docs = scifact_notes(work / "scifact-notes")
-    db_path = work / "scifact.db"
+    db_path = fresh(work / "scifact.db")
     conn = memdex.open_index(db_path)
     report = memdex.index_paths(conn, [work / "scifact-notes"])
     conn.close()
@@ -200,10 +211,169 @@ def eval_scifact(work: Path, via_cli: bool, limit: int) -> dict:
     return out
 
 
+# -- chats ----------------------------------------------------------------------------------
+CHATS = HERE / "eval_data" / "chats"
+BUDGET = 2000
+
+
+def chat_exports(target: Path) -> dict[str, list[str]]:
+    """Write each conversation of eval_data/chats as the export of its platform; return the turn
+    ids of each conversation in message order (message i of the export is turn ids[i])."""
+    from datetime import datetime, timedelta
+
+    target.mkdir(parents=True, exist_ok=True)
+    order: dict[str, list[str]] = {}
+    chatgpt, claude = [], []
+    for line in (CHATS / "conversations.jsonl").read_text().splitlines():
+        conv = json.loads(line)
+        turns = []
+        for session in conv["sessions"]:
+            start = datetime.fromisoformat(session["start"].replace("Z", "+00:00"))
+            for n, turn in enumerate(session["turns"]):
+                turns.append((turn, start + timedelta(minutes=2 * n)))
+        order[conv["id"]] = [t["turn"] for t, _ in turns]
+        if conv["platform"] == "chatgpt":
+            mapping = {"root": {"id": "root", "message": None, "parent": None, "children": []}}
+            previous = "root"
+            for turn, moment in turns:
+                mapping[turn["turn"]] = {
+                    "id": turn["turn"],
+                    "parent": previous,
+                    "children": [],
+                    "message": {
+                        "id": turn["turn"],
+                        "author": {"role": turn["role"]},
+                        "create_time": moment.timestamp(),
+                        "content": {"content_type": "text", "parts": [turn["text"]]},
+                        "metadata": {},
+                    },
+                }
+                mapping[previous]["children"].append(turn["turn"])
+                previous = turn["turn"]
+            chatgpt.append(
+                {
+                    "conversation_id": conv["id"],
+                    "title": conv["title"],
+                    "current_node": previous,
+                    "create_time": turns[0][1].timestamp(),
+                    "update_time": turns[-1][1].timestamp(),
+                    "mapping": mapping,
+                }
+            )
+        else:
+            claude.append(
+                {
+                    "uuid": conv["id"],
+                    "name": conv["title"],
+                    "created_at": turns[0][1].isoformat(),
+                    "updated_at": turns[-1][1].isoformat(),
+                    "chat_messages": [
+                        {
+                            "uuid": t["turn"],
+                            "sender": "human" if t["role"] == "user" else "assistant",
+                            "text": t["text"],
+                            "content": [{"type": "text", "text": t["text"]}],
+                            "created_at": m.isoformat(),
+                        }
+                        for t, m in turns
+                    ],
+                }
+            )
+    (target / "chatgpt").mkdir(exist_ok=True)
+    (target / "claude").mkdir(exist_ok=True)
+    (target / "chatgpt" / "conversations.json").write_text(json.dumps(chatgpt))
+    (target / "claude" / "conversations.json").write_text(json.dumps(claude))
+    return order
+
+
+def chat_baseline(
+    order: dict[str, list[str]], texts: dict[str, str]
+) -> Callable[[str], list[tuple[str, int, int, int]]]:
+    "Plain FTS5 over 8-turn chunks: (conversation, first turn, last turn, tokens), best first."
+    conn = sqlite3.connect(":memory:")
+    conn.execute(
+        "CREATE VIRTUAL TABLE c USING fts5(conv UNINDEXED, a UNINDEXED, b UNINDEXED, body,"
+        " tokenize='porter unicode61')"
+    )
+    for conv, ids in order.items():
+        for a in range(0, len(ids), 8):
+            body = "\n\n".join(texts[t] for t in ids[a : a + 8])
+            conn.execute("INSERT INTO c VALUES (?, ?, ?, ?)", (conv, a, min(a + 7, len(ids) - 1), body))
+
+    def rank(question: str) -> list[tuple[str, int, int, int]]:
+        words = _WORD.findall(question.lower())
+        match = " OR ".join(f'"{w}"' for w in words) or '""'
+        rows = conn.execute(
+            "SELECT conv, a, b, length(CAST(body AS BLOB)) FROM c WHERE c MATCH ? ORDER BY bm25(c) LIMIT 100",
+            (match,),
+        )
+        return [(conv, a, b, (n + 3) // 4) for conv, a, b, n in rows]
+
+    return rank
+
+
+def _within(chunks: list[tuple[str, int, int, int]], budget: int) -> list[tuple[str, int, int, int]]:
+    out, total = [], 0
+    for chunk in chunks:
+        if total + chunk[3] > budget:
+            break
+        out.append(chunk)
+        total += chunk[3]
+    return out
+
+
+def eval_chats(work: Path, split: str | None) -> dict:
+    order = chat_exports(work / "chat-exports")
+    texts = {}
+    for line in (CHATS / "conversations.jsonl").read_text().splitlines():
+        for session in json.loads(line)["sessions"]:
+            texts.update({t["turn"]: t["text"] for t in session["turns"]})
+    questions = [
+        json.loads(line) for line in (CHATS / "questions.jsonl").read_text().splitlines() if line.strip()
+    ]
+    if split:
+        questions = [q for q in questions if q["split"] == split]
+    db_path = fresh(work / "chats.db")
+    conn = memdex.open_index(db_path)
+    memdex.index_paths(conn, [work / "chat-exports"])
+    baseline = chat_baseline(order, texts)
+
+    def memdex_chunks(question: str) -> list[tuple[str, int, int, int]]:
+        hits = memdex.search(conn, question, granularity="chunk", max_tokens=BUDGET, limit=100).hits
+        return [
+            (h.key, h.matching_chunks[0]["msg_start"], h.matching_chunks[0]["msg_end"], h.est_tokens)
+            for h in hits
+        ]
+
+    def found(chunks: list[tuple[str, int, int, int]], q: dict) -> bool:
+        ids = order[q["conversation"]]
+        wanted = {ids.index(g) for g in q["gold"]}
+        covered = {i for conv, a, b, _ in chunks if conv == q["conversation"] for i in range(a, b + 1)}
+        return wanted <= covered
+
+    out: dict = {"questions": len(questions), "split": split or "all", "budget_tokens": BUDGET}
+    for name, ranker in (
+        ("memdex", memdex_chunks),
+        ("fts5_8_turn_baseline", lambda q: _within(baseline(q), BUDGET)),
+    ):
+        results = [(q, found(ranker(q["question"]), q)) for q in questions]
+        section: dict = {"gold_in_budget": mean([float(ok) for _, ok in results])}
+        for kind in sorted({q["type"] for q in questions}):
+            part = [ok for q, ok in results if q["type"] == kind]
+            section[kind] = mean([float(ok) for ok in part])
+        if name == "memdex":
+            section["misses"] = [
+                {"id": q["id"], "question": q["question"], "gold": q["gold"]} for q, ok in results if not ok
+            ]
+        out[name] = section
+    conn.close()
+    return out
+
+
 # -- Serena ---------------------------------------------------------------------------------
 def eval_serena(work: Path, split: str | None, via_cli: bool) -> dict:
     root = DATA / "serena-memories"
-    db_path = work / "serena.db"
+    db_path = fresh(work / "serena.db")
     conn = memdex.open_index(db_path)
     memdex.index_paths(conn, [root])
     conn.close()
@@ -251,11 +421,15 @@ def eval_serena(work: Path, split: str | None, via_cli: bool) -> dict:
 
 @click.command()
 @click.option(
-    "--set", "which", type=click.Choice(["all", "scifact", "serena"]), default="all", show_default=True
+    "--set",
+    "which",
+    type=click.Choice(["all", "scifact", "serena", "chats"]),
+    default="all",
+    show_default=True,
 )
-@click.option("--split", type=click.Choice(["dev", "test"]), help="Serena queries of one split only.")
+@click.option("--split", type=click.Choice(["dev", "test"]), help="Serena or chat queries of one split only.")
 @click.option("--via-cli", is_flag=True, help="Search through `memdex search --batch` in a subprocess.")
-@click.option("--misses", is_flag=True, help="List the Serena queries memdex misses.")
+@click.option("--misses", is_flag=True, help="List the Serena and chat queries memdex misses.")
 @click.option("--work", type=click.Path(file_okay=False, path_type=Path), help="Keep notes and indexes here.")
 def main(which: str, split: str | None, via_cli: bool, misses: bool, work: Path | None) -> None:
     """Measure ranking quality (JSON on stdout).
@@ -274,6 +448,10 @@ def main(which: str, split: str | None, via_cli: bool, misses: bool, work: Path 
             result["serena"] = eval_serena(folder, split, via_cli)
             if not misses:
                 result["serena"]["memdex"].pop("misses")
+        if which in ("all", "chats"):
+            result["chats"] = eval_chats(folder, split)
+            if not misses:
+                result["chats"]["memdex"].pop("misses")
         click.echo(json.dumps(result, indent=2))
 
 

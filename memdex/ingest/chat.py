@@ -148,30 +148,40 @@ def to_document(
 
 
 def chunk_messages(messages: list[Message], title: str, bound: int) -> list[Chunk]:
-    "Runs of whole messages of at most ``bound`` bytes; a longer message is cut on its own."
+    """Whole exchanges -- a user message and the replies to it -- packed into chunks of at
+    most ``bound`` bytes, so a question stays with its answer. An exchange too long for one
+    chunk is cut between its messages, and a message too long on its own at blank lines."""
+    rendered = [
+        (i, m, f"{ROLE_LABELS.get(m.role, m.role.title())}: {m.text.strip()}") for i, m in enumerate(messages)
+    ]
+    exchanges: list[list[tuple[int, Message, str]]] = []
+    for item in rendered:
+        if not exchanges or item[1].role == "user":
+            exchanges.append([])
+        exchanges[-1].append(item)
     chunks: list[Chunk] = []
     run: list[tuple[int, Message, str]] = []
-    size = 0
 
-    def close() -> None:
-        nonlocal run, size
-        if run:
+    def size(items: list[tuple[int, Message, str]]) -> int:
+        return sum(len(text.encode("utf-8")) + 2 for _, _, text in items)
+
+    for exchange in exchanges:
+        if run and size(run) + size(exchange) > bound:
             chunks.append(_chunk(title, run))
-        run, size = [], 0
-
-    for index, message in enumerate(messages):
-        rendered = f"{ROLE_LABELS.get(message.role, message.role.title())}: {message.text.strip()}"
-        length = len(rendered.encode("utf-8"))
-        if length > bound:
-            close()
-            for piece in _pieces(rendered, bound):
-                chunks.append(_chunk(title, [(index, message, piece)]))
+            run = []
+        if size(exchange) <= bound:
+            run += exchange
             continue
-        if size + length > bound:
-            close()
-        run.append((index, message, rendered))
-        size += length + 2
-    close()
+        for item in exchange:  # an exchange longer than a chunk: message by message
+            if run and size(run) + size([item]) > bound:
+                chunks.append(_chunk(title, run))
+                run = []
+            if size([item]) <= bound:
+                run.append(item)
+            else:
+                chunks += [_chunk(title, [(item[0], item[1], piece)]) for piece in _pieces(item[2], bound)]
+    if run:
+        chunks.append(_chunk(title, run))
     return chunks
 
 
