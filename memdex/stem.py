@@ -16,12 +16,17 @@ _TOKEN = re.compile(r"[^\W_]+")
 _VOWELS = frozenset("aeiou")
 
 
+# unicode61 keeps ligatures and superscripts (so NFD, not NFKD) but folds these two, common in
+# scientific and old text; tests/test_stem.py holds the rest to what SQLite does.
+_UNICODE61_EXTRA = str.maketrans({"µ": "μ", "ſ": "s"})
+
+
 def fold(text: str) -> str:
-    "Case folded, accents removed (unicode61 with remove_diacritics 2)."
+    "Lowercase, accents removed: as unicode61 with remove_diacritics 2 does for real text."
     lowered = text.lower()
     if lowered.isascii():
         return lowered
-    decomposed = unicodedata.normalize("NFKD", lowered)
+    decomposed = unicodedata.normalize("NFD", lowered.translate(_UNICODE61_EXTRA))
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 

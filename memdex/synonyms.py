@@ -34,11 +34,11 @@ def expand(conn: sqlite3.Connection, terms: list[Term]) -> list[Term]:
         terms = _merge_phrases(conn, terms)
     for term in terms:
         members = _group_members(conn, term.tokens)
-        seen = {" ".join(term.tokens)}
+        seen = {" ".join(term.tokens).lower()}
         for member in members:
             toks = tokens(member)
-            if toks and " ".join(toks) not in seen:
-                seen.add(" ".join(toks))
+            if toks and " ".join(toks).lower() not in seen:
+                seen.add(" ".join(toks).lower())
                 term.synonyms.append(Term(text=member, tokens=toks))
     return terms
 

@@ -27,7 +27,7 @@ STOPWORDS = frozenset(
     ourselves out over own same she should so some such than that the their theirs them
     themselves then there these they this those through to too under until up very was we were
     what when where which while who whom why will with would you your yours yourself
-    yourselves ever anything something tell show find search list give get got any there's
+    yourselves ever anything something tell show find search list give get got there's
     what's i'm we've let's us also please much many say said mention mentioned told""".split()
 )
 
@@ -107,8 +107,10 @@ class ParsedQuery:
 
 
 def tokens(text: str) -> list[str]:
-    "Word tokens as the unicode61 tokenizer sees them (case folded, punctuation dropped)."
-    return [t.casefold() for t in _WORD.findall(text)]
+    """Word tokens of a query, split as unicode61 splits them but otherwise as typed: FTS5
+    folds case and accents itself ("Straße" matches "straße"; folding it here to "strasse"
+    would not), so a phrase hands it the user's own characters."""
+    return _WORD.findall(text)
 
 
 def parse_query(text: str, *, date_words: bool = True) -> ParsedQuery:
@@ -121,18 +123,19 @@ def parse_query(text: str, *, date_words: bool = True) -> ParsedQuery:
             continue
         bare = piece.strip(".,;:!?\"'()[]{}")
         if date_words and len(toks) == 1 and _is_date_word(bare):
-            word = toks[0]
+            word = toks[0].lower()
             if _YEAR.match(word):
                 parsed.years.append(word)
             else:
                 parsed.months.append(MONTHS[word])
             parsed.date_words.append(bare)
             continue
-        key = " ".join(toks)
+        key = " ".join(toks).lower()
         if key in seen:
             continue
         seen.add(key)
-        stop = len(toks) == 1 and (toks[0] in STOPWORDS or (len(toks[0]) == 1 and not toks[0].isdigit()))
+        single = toks[0].lower()
+        stop = len(toks) == 1 and (single in STOPWORDS or (len(single) == 1 and not single.isdigit()))
         parsed.terms.append(Term(text=_display(piece), tokens=toks, stop=stop))
         if len(parsed.terms) >= MAX_TERMS:
             break

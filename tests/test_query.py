@@ -195,3 +195,15 @@ def test_query_with_no_words(sample: sqlite3.Connection) -> None:
 def test_snippets_mark_the_matches(sample: sqlite3.Connection) -> None:
     hit = search(sample, "rerere").hits[0]
     assert "«rerere»" in hit.snippet
+
+
+def test_words_fts5_folds_itself_are_passed_as_typed(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    "casefold('ß') is 'ss' and NFKD('ﬁ') is 'fi'; unicode61 keeps both, so the query must too."
+    (tmp_path / "n").mkdir()
+    (tmp_path / "n" / "a.md").write_text("# Straße\n\nThe ﬁle about the Café.\n")
+    index_paths(conn, [tmp_path / "n"])
+    for query in ("Straße", "STRASSE", "straße", "ﬁle", "cafe", "CAFÉ"):
+        expected = [] if query == "STRASSE" else ["Straße"]
+        assert [h.title for h in search(conn, query).hits] == expected, query
+    hit = search(conn, "Straße").hits[0]
+    assert hit.why_relevant["terms"][0]["fields"] == ["topics", "content"]

@@ -39,7 +39,17 @@ def test_every_word_of_the_shared_corpora(shared_data: Path) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["Café CRÈME naïve", "eed need bleeding", "1990s 14days 03ms", "über straße", "ΑΘΗΝΑ tokyo東京", "x_y-z"],
+    [
+        "Café CRÈME naïve",
+        "eed need bleeding",
+        "1990s 14days 03ms",
+        "über straße",
+        "ΑΘΗΝΑ tokyo東京",
+        "x_y-z",
+        "ﬁle ligature",
+        "5 µg/ml",
+        "Ǆemal",
+    ],
 )
 def test_edge_cases(text: str) -> None:
     assert [stems(text)] == _sqlite_stems([text])

@@ -19,7 +19,8 @@ from typing import Any
 from ..errors import IngestError
 from ..models import Chunk, Document, ParsedFile
 from .base import MB, SourceFile, SourceKind
-from .chat import Message, iso, signals
+from .chat import Message, signals
+from .markdown import as_date
 
 COLUMNS = {
     "chat_index": {
@@ -182,9 +183,10 @@ def _document(row: dict[str, Any], chunks: list[Chunk], topics: list[str], sourc
     }
     if not any(row[f"has_{name}"] for name in ("decisions", "discoveries", "procedures", "artifacts")):
         flags = signals([Message("assistant", c.text) for c in chunks])
-    date = iso(row["date"]) or (row["date"] or None)
+    date = as_date(row["date"])
     meta = {
         **row["extra"],
+        **({"date_raw": row["date"]} if row["date"] and not date else {}),
         "message_count": _int(row["message_count"], 0) or None,
         "chunk_count": _int(row["chunk_count"], len(chunks)),
         "chunk_files": len(chunks),

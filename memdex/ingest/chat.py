@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from ..models import Chunk, Document
@@ -78,25 +77,6 @@ class ChatKind(SourceKind):
     def sniff(self, data: bytes) -> bool:
         head = data[:65536]
         return all(marker in head for marker in self.markers)
-
-
-def iso(value: Any) -> str | None:
-    "A timestamp (epoch seconds or ISO text) as ISO 8601 UTC, or None if it is not one."
-    if value is None or value == "":
-        return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        try:
-            return datetime.fromtimestamp(float(value), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        except (OverflowError, OSError, ValueError):
-            return None
-    text = str(value).strip()
-    try:
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def signals(messages: list[Message]) -> dict[str, bool]:

@@ -16,7 +16,8 @@ from typing import Any
 from ..errors import IngestError
 from ..models import ParsedFile
 from .base import SourceFile
-from .chat import ChatKind, Conversation, Message, first_words, iso, to_document
+from .chat import ChatKind, Conversation, Message, first_words, to_document
+from .markdown import as_date
 
 SKIPPED_CONTENT = {"thoughts", "reasoning_recap", "user_editable_context", "model_editable_context"}
 
@@ -80,8 +81,8 @@ def read_conversation(record: Any) -> Conversation:
         title=title,
         platform="chatgpt",
         messages=messages,
-        created=iso(record.get("create_time")),
-        updated=iso(record.get("update_time")),
+        created=as_date(record.get("create_time")),
+        updated=as_date(record.get("update_time")),
         meta=meta,
     )
 
@@ -133,7 +134,7 @@ def _message(node: dict[str, Any]) -> Message | None:
         text = "\n".join([text, *(f"[attachment: {name}]" for name in attachments)]).strip()
     if not text.strip():
         return None
-    return Message(role=role, text=text, time=iso(message.get("create_time")))
+    return Message(role=role, text=text, time=as_date(message.get("create_time")))
 
 
 def content_text(content: dict[str, Any]) -> str:

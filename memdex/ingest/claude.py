@@ -16,8 +16,9 @@ from typing import Any
 from ..errors import IngestError
 from ..models import ParsedFile
 from .base import SourceFile
-from .chat import ChatKind, Conversation, Message, first_words, iso, to_document
+from .chat import ChatKind, Conversation, Message, first_words, to_document
 from .chatgpt import load_json
+from .markdown import as_date
 
 ROOT_PARENT = "00000000-0000-4000-8000-000000000000"
 ROLES = {"human": "user", "user": "user", "assistant": "assistant"}
@@ -63,8 +64,8 @@ def read_conversation(record: Any) -> Conversation:
         platform="claude",
         messages=messages,
         summary=str(record.get("summary") or ""),
-        created=iso(record.get("created_at")),
-        updated=iso(record.get("updated_at")),
+        created=as_date(record.get("created_at")),
+        updated=as_date(record.get("updated_at")),
         meta=meta,
     )
 
@@ -94,7 +95,7 @@ def ordered(raw: list[Any], leaf: Any) -> list[dict[str, Any]]:
 def _time_key(message: dict[str, Any]) -> tuple[str, int, int]:
     sender_order = 0 if ROLES.get(str(message.get("sender")), "") == "user" else 1
     index = message.get("index")
-    return (iso(message.get("created_at")) or "", sender_order, index if isinstance(index, int) else 0)
+    return (as_date(message.get("created_at")) or "", sender_order, index if isinstance(index, int) else 0)
 
 
 def _message(item: dict[str, Any]) -> Message | None:
@@ -117,7 +118,7 @@ def _message(item: dict[str, Any]) -> Message | None:
     text = "\n\n".join([text, *extras]).strip()
     if not text:
         return None
-    return Message(role=role, text=text, time=iso(item.get("created_at")))
+    return Message(role=role, text=text, time=as_date(item.get("created_at")))
 
 
 def block_text(block: Any) -> str:

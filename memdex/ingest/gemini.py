@@ -18,8 +18,9 @@ from typing import Any
 from ..errors import IngestError
 from ..models import ParsedFile
 from .base import SourceFile
-from .chat import ChatKind, Conversation, Message, first_words, iso, to_document
+from .chat import ChatKind, Conversation, Message, first_words, to_document
 from .chatgpt import load_json
+from .markdown import as_date
 
 SESSION_GAP_SECONDS = 30 * 60
 _PROMPT = re.compile(r"^(?:Prompted|[^:]{1,40}:)\s*(?P<prompt>.+)$", re.S)
@@ -43,7 +44,7 @@ class GeminiKind(ChatKind):
             prompt = _prompt(str(record.get("title") or ""))
             if prompt is None:
                 continue
-            moment = iso(record.get("time"))
+            moment = as_date(record.get("time"))
             if moment is None:
                 parsed.skipped.append((str(position), f"activity time {record.get('time')!r} is not a date"))
                 continue

@@ -8,7 +8,7 @@ chunk's ``line_start``/``line_end`` point into the file as it is on disk.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -25,7 +25,7 @@ NESTED_KEYS = ("metadata", "memory", "mif")
 DEFAULT_CHUNK_TOKENS = 800
 
 _YAML = YAMLHandler()
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _BODY_DATE = re.compile(
     r"^\s*(?:[-*]\s*)?\**(?:date|created|updated|last updated|modified)\**\s*:\**\s*"
@@ -66,10 +66,9 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str, int]:
         where = f" at line {mark.line + 1}" if mark is not None else ""  # the block starts on line 1
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise IngestError(f"broken YAML frontmatter{where}: {problem}") from None
-    if meta is None:
-        meta = {}
     if not isinstance(meta, dict):
-        raise IngestError(f"frontmatter is a YAML {type(meta).__name__}, not a mapping of fields")
+        # Not fields: a note that opens with a --- rule and prose. It is all body.
+        return {}, text, 1
     return meta, text[body_start:], body_line
 
 
@@ -95,6 +94,11 @@ def as_text(value: Any) -> str | None:
     return text or None
 
 
+def scalar_text(value: Any) -> str | None:
+    "A field meant to be one value (title, description): a list or mapping there is ignored."
+    return None if isinstance(value, (list, dict)) else as_text(value)
+
+
 def as_list(value: Any) -> list[str]:
     "Tags and keywords: a YAML list, or one string separated by commas."
     if value is None:
@@ -108,23 +112,72 @@ def as_list(value: Any) -> list[str]:
     return out
 
 
+MAX_META_VALUES = 10_000
+MAX_META_DEPTH = 32
+
+
 def jsonable(value: Any) -> Any:
-    "Frontmatter as JSON: dates become ISO strings, anything else odd becomes a string."
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, (date, datetime)):
-        return as_text(value)
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
+    """Frontmatter as JSON: dates become ISO strings, anything else odd becomes a string.
+
+    YAML aliases let a few hundred bytes stand for billions of values ("billion laughs"), and
+    nesting can go deeper than Python recurses: past MAX_META_VALUES values or MAX_META_DEPTH
+    levels the file is refused, not expanded.
+    """
+    budget = [MAX_META_VALUES]
+
+    def convert(item: Any, depth: int) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0 or depth > MAX_META_DEPTH:
+            raise IngestError(
+                f"frontmatter expands to more than {MAX_META_VALUES:,} values or {MAX_META_DEPTH} "
+                "levels (YAML aliases?); not indexed"
+            )
+        if isinstance(item, dict):
+            return {str(k): convert(v, depth + 1) for k, v in item.items()}
+        if isinstance(item, (list, tuple)):
+            return [convert(v, depth + 1) for v in item]
+        if isinstance(item, (date, datetime)):
+            return as_text(item)
+        if item is None or isinstance(item, (str, int, float, bool)):
+            return item
+        return str(item)
+
+    return convert(value, 0)
+
+
+def as_date(value: Any) -> str | None:
+    """A date field as ISO 8601 -- a date stays a date, a datetime (or epoch seconds) becomes
+    UTC to the second -- or None when it is not one ("last tuesday"): junk must not pass date
+    filters. The raw value stays in the document's metadata."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, date):
+        return value.isoformat()
+    elif isinstance(value, (int, float)):
+        if not 0 < value < 4_102_444_800:  # 1970 to 2100
+            return None
+        moment = datetime.fromtimestamp(value, tz=UTC)
+    elif isinstance(value, str):
+        text = value.strip()
+        try:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if len(text) == 10:
+            return moment.date().isoformat()
+    else:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def first_heading(body: str) -> str | None:
     "The first level-1 heading: a file that opens with ``## Problem`` has no title of its own."
     in_fence = False
-    for line in body.splitlines():
+    for line in lines_of(body):
         if _FENCE.match(line):
             in_fence = not in_fence
             continue
@@ -135,13 +188,34 @@ def first_heading(body: str) -> str | None:
     return None
 
 
+# Only * emphasis and code marks: in agents' memory headings underscores are names (snake_case,
+# __init__.py) far more often than emphasis.
+_EMPHASIS = (
+    re.compile(r"(\*\*)(?=\S)(.+?)(?<=\S)\*\*"),
+    re.compile(r"(?<![\w*])(\*)(?=\S)(.+?)(?<=\S)\*(?![\w*])"),
+    re.compile(r"`([^`]+)`"),
+)
+
+
 def clean_heading(text: str) -> str:
-    return re.sub(r"[*_`]", "", text).strip()
+    "A heading as text: paired * emphasis and code marks go; snake_case, __init__ and C# stay."
+    for pattern in _EMPHASIS:
+        text = pattern.sub(lambda m: m.group(m.lastindex or 0), text)
+    return text.strip()
+
+
+def lines_of(text: str) -> list[str]:
+    """Lines as editors and ``grep -n`` count them: split on newline only (a form feed or
+    U+2028 inside a line does not start a new one); a CRLF's CR is dropped."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def body_date(body: str) -> str | None:
     "A date written near the top of the text, like ``**Date**: 2025-12-29``."
-    for line in body.splitlines()[:40]:
+    for line in lines_of(body)[:40]:
         match = _BODY_DATE.match(line)
         if match:
             return match.group(1)
@@ -224,7 +298,7 @@ def _bounded_lines(body: str, limit: int) -> tuple[list[str], list[int], list[bo
     pieces: list[str] = []
     numbers: list[int] = []
     continued: list[bool] = []
-    for number, line in enumerate(body.splitlines()):
+    for number, line in enumerate(lines_of(body)):
         if len(line) * 4 <= limit or len(line.encode("utf-8")) <= limit:
             pieces.append(line)
             numbers.append(number)
@@ -300,15 +374,16 @@ def parse_markdown(
 ) -> Document:
     "Read fields, title, dates and chunks of one markdown file."
     meta, body, body_line = split_frontmatter(text)
+    meta = jsonable(meta)  # bounded before anything walks it
     title = (
-        as_text(field_value(meta, "title"))
+        scalar_text(field_value(meta, "title"))
         or first_heading(body)
-        or as_text(field_value(meta, "name"))
-        or _name_title(rel_path)
+        or scalar_text(field_value(meta, "name"))
+        or PurePosixPath(strip_suffix(rel_path)).name
     )
-    created = as_text(field_value(meta, "created"))
-    modified = as_text(field_value(meta, "modified")) or as_text(field_value(meta, "updated"))
-    description = as_text(field_value(meta, "description")) or as_text(field_value(meta, "summary"))
+    created = as_date(field_value(meta, "created"))
+    modified = as_date(field_value(meta, "modified")) or as_date(field_value(meta, "updated"))
+    description = scalar_text(field_value(meta, "description")) or scalar_text(field_value(meta, "summary"))
     tags = as_list(field_value(meta, "tags"))
     topics = [(t, "tag") for t in tags]
     topics += [(a, "alias") for a in as_list(field_value(meta, "aliases"))]
@@ -334,16 +409,8 @@ def parse_markdown(
         created=created,
         modified=modified,
         line_count=text.count("\n") + (0 if text.endswith("\n") else 1),
-        meta=jsonable(meta),
+        meta=meta,
     )
-
-
-def _name_title(rel_path: str) -> str:
-    name = PurePosixPath(rel_path).name
-    for suffix in (".memory.md", ".md", ".markdown"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
 
 
 def read_markdown(source: SourceFile, kind: str, key: str) -> Document:

@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from ..models import IndexLink, ParsedFile
 from .base import SourceFile, SourceKind
-from .markdown import read_markdown, strip_suffix
+from .markdown import lines_of, read_markdown, strip_suffix
 
 _LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")
 _LINE_ROW = re.compile(r"^\|(?P<kw>[^|\[\]]+?):\s*(?P<rest>\[.*)$")
@@ -59,7 +59,7 @@ def _column(header: list[str], names: tuple[str, ...]) -> int | None:
 
 def parse_index(text: str, index_path: Path, root: Path) -> list[IndexLink]:
     "Every keywords -> file row of an index, in its table form and its line form."
-    lines = text.splitlines()
+    lines = lines_of(text)
     links: list[IndexLink] = []
     header: list[str] | None = None
     kw_col: int | None = None
@@ -132,7 +132,7 @@ def has_prose(text: str) -> bool:
     says stays searchable.
     """
     prose = 0
-    for line in text.splitlines():
+    for line in lines_of(text):
         stripped = line.strip()
         if not stripped or stripped.startswith(("|", "#")) or re.fullmatch(r"\[[^\]]+\]", stripped):
             continue

@@ -12,6 +12,14 @@ def test_frontmatter_and_body_line() -> None:
     assert line == 5
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["---\nJust a note between two rules.\n---\nMore.\n", "---\n- a list\n- between rules\n---\nbody\n"],
+)
+def test_rules_around_prose_are_not_frontmatter(text: str) -> None:
+    assert split_frontmatter(text) == ({}, text, 1)
+
+
 def test_no_frontmatter() -> None:
     meta, body, line = split_frontmatter("# Title\n---\nnot frontmatter\n")
     assert meta == {} and line == 1 and body.startswith("# Title")
@@ -22,7 +30,6 @@ def test_no_frontmatter() -> None:
     [
         ("---\ntitle: [unclosed\n---\nbody\n", r"broken YAML frontmatter at line \d+"),
         ("---\ntitle: x\nno closing line\n", "has no closing ---"),
-        ("---\n- a\n- b\n---\nbody\n", "frontmatter is a YAML list, not a mapping"),
         ("---\nkey: value\n  bad: indent\n---\n", "broken YAML frontmatter"),
     ],
 )
@@ -96,3 +103,66 @@ def test_one_giant_line_is_cut_into_bounded_chunks() -> None:
     assert sum(c.text.count("quokka") for c in chunks) == 50_000
     assert {(c.line_start, c.line_end) for c in chunks[1:-1]} == {(3, 3)}
     assert chunks[-1].line_end == 4
+
+
+def test_yaml_alias_bombs_are_refused_quickly() -> None:
+    import time
+
+    levels = "".join(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]\n" for i in range(1, 9))
+    text = "---\nl0: &l0 [lol]\n" + levels + "title: bomb\n---\nbody\n"
+    started = time.perf_counter()
+    with pytest.raises(IngestError, match="frontmatter expands to more than 10,000 values"):
+        parse_markdown(text, "bomb.md", kind="note", size_bytes=len(text), key="b")
+    assert time.perf_counter() - started < 2
+
+
+def test_deep_nesting_is_refused_not_a_recursion_error() -> None:
+    text = "---\nx: " + "[" * 200 + "]" * 200 + "\n---\nbody\n"
+    with pytest.raises(IngestError, match="levels"):
+        parse_markdown(text, "deep.md", kind="note", size_bytes=len(text), key="d")
+
+
+@pytest.mark.parametrize("separator", ["\f", "\u2028", "\x85", "\x1c"])
+def test_line_numbers_count_newlines_only(separator: str) -> None:
+    body = f"# T\n\nfirst{separator}still line three\n\n## Next\n\nlemur\n"
+    chunks = chunk_markdown(body, first_line=1, title="T")
+    assert [(c.line_start, c.line_end) for c in chunks] == [(1, 3), (5, 7)]
+
+
+def test_crlf_files() -> None:
+    text = "---\r\ntitle: Windows\r\n---\r\n# Windows\r\n\r\nText\r\n\r\n## Part\r\n\r\nMore\r\n"
+    doc = parse_markdown(text, "w.md", kind="note", size_bytes=len(text), key="w")
+    assert doc.title == "Windows"
+    assert [(c.line_start, c.line_end) for c in doc.chunks] == [(4, 6), (8, 10)]
+    assert "\r" not in "".join(c.text for c in doc.chunks)
+
+
+@pytest.mark.parametrize(
+    ("fields", "date"),
+    [
+        ("modified: last tuesday", None),
+        ("created: 1700000000", "2023-11-14T22:13:20Z"),
+        ("created: 2025-03-04", "2025-03-04"),
+        ("created: 2025-03-04T10:30:00+02:00", "2025-03-04T08:30:00Z"),
+        ("created: '2025-03-04T10:30:00Z'", "2025-03-04T10:30:00Z"),
+        ("created: [2025]", None),
+    ],
+)
+def test_dates_are_validated(fields: str, date: str | None) -> None:
+    text = f"---\n{fields}\n---\nbody\n"
+    doc = parse_markdown(text, "d.md", kind="note", size_bytes=len(text), key="d")
+    assert doc.date == date
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("# Notes on C#\n", "Notes on C#"),
+        ("# snake_case_name and __init__.py\n", "snake_case_name and __init__.py"),
+        ("# Closing hashes ##\n", "Closing hashes"),
+        ("# The **bold** and `code` and *it*\n", "The bold and code and it"),
+        ("---\ntitle: [a, b]\n---\n# From heading\n", "From heading"),
+    ],
+)
+def test_titles(text: str, title: str) -> None:
+    assert parse_markdown(text, "t.md", kind="note", size_bytes=len(text), key="t").title == title
