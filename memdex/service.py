@@ -163,10 +163,8 @@ class WatchService:
     def _apply(self, batch: set[str], first_seen: float | None) -> None:
         try:
             report = index_changes(self.conn, batch, should_stop=self._stopping)
-        except (MemdexError, sqlite3.Error, OSError) as exc:
-            self._error(f"could not apply {len(batch)} changed paths: {exc}; will catch up")
-            self._resync = True
-            self._stop.wait(RETRY_SECONDS)
+        except Exception as exc:  # the daemon's boundary: no batch may stop it
+            self._failed(f"could not apply {len(batch)} changed paths", exc)
             return
         lag = time.time() - first_seen if first_seen else 0.0
         self.state["last_batch"] = {
@@ -185,15 +183,23 @@ class WatchService:
         self._resync = False
         try:
             report = index_known_roots(self.conn, roots, should_stop=self._stopping)
-        except (MemdexError, sqlite3.Error, OSError) as exc:
-            self._error(f"catch-up failed: {exc}; will retry")
-            self._resync = True
-            self._stop.wait(RETRY_SECONDS)
+        except Exception as exc:  # the daemon's boundary
+            self._failed("catch-up failed", exc)
             return
         self.state["catch_up"] = {"at": db.utcnow(), **_counts(report), "seconds": report.seconds}
         log.info("caught up: %s", _summary(report))
         for skipped in report.skipped:
             log.warning("skipped %s: %s", skipped.path, skipped.reason)
+
+    def _failed(self, what: str, exc: Exception) -> None:
+        "Log it (with the traceback if it is not an expected failure), wait, catch up later."
+        if isinstance(exc, (MemdexError, sqlite3.Error, OSError)):
+            self._error(f"{what}: {exc}; will catch up")
+        else:
+            log.exception("%s: unexpected %s (a memdex bug: please report it)", what, type(exc).__name__)
+            self._error(f"{what}: unexpected {type(exc).__name__}: {exc}; will catch up")
+        self._resync = True
+        self._stop.wait(RETRY_SECONDS)
 
     # -- roots -----------------------------------------------------------------------------
     def _roots(self) -> list[str]:

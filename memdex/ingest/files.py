@@ -7,6 +7,7 @@ matched against each path component).
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import stat
@@ -83,14 +84,17 @@ def walk(root: Path, skip_dirs: set[str] | None = None, start: Path | None = Non
     """Every non-ignored file under ``start`` (default: ``root``, or ``root`` itself if it is a
     file), sorted, with paths relative to ``root``.
 
-    Symlinked files are followed when they point inside the root; symlinked folders are not
-    descended (a loop cannot trap the walk). ``skip_dirs`` holds absolute paths of nested
+    A symlinked file inside the root is passed over (its target is indexed where it is; one
+    result, not two); one pointing outside is reported; symlinked folders are not descended
+    (a loop cannot trap the walk). ``skip_dirs`` holds absolute paths of nested
     roots -- folders or single files -- indexed on their own.
     """
     extra = extra_ignores()
     root = Path(os.path.abspath(root))
     if not root.is_dir():
-        yield stat_file(root, root.name, root.parent)
+        found = stat_file(root, root.name, root.parent)
+        if found is not None:
+            yield found
         return
     skip = skip_dirs or set()
     stack = [Path(os.path.abspath(start)) if start else root]
@@ -119,7 +123,9 @@ def walk(root: Path, skip_dirs: set[str] | None = None, start: Path | None = Non
                 continue
             if entry.path in skip:
                 continue  # a file indexed as a root of its own
-            yield stat_file(Path(entry.path), rel, root)
+            found = stat_file(Path(entry.path), rel, root)
+            if found is not None:
+                yield found
         stack.extend(reversed(subdirs))
 
 
@@ -130,12 +136,13 @@ def _is_dir_link(path: str) -> bool:
         return False
 
 
-def stat_file(path: Path, rel: str, root: Path) -> Found:
-    "A file's stat, or why it cannot be used (loop, broken link, outside the root, not regular)."
+def stat_file(path: Path, rel: str, root: Path) -> Found | None:
+    """A file's stat, or why it cannot be used (loop, broken link, outside the root, not
+    regular); None for a symlink to a file inside the root, which is indexed where it is."""
     try:
         st = os.stat(path)
     except OSError as exc:
-        if exc.errno == 40:  # ELOOP
+        if exc.errno == errno.ELOOP:
             return Found(path, rel, problem="symlink loop")
         if os.path.islink(path):
             return Found(path, rel, problem="broken symlink (its target does not exist)")
@@ -145,6 +152,8 @@ def stat_file(path: Path, rel: str, root: Path) -> Found:
         real_root = os.path.realpath(root)
         if os.path.commonpath([target, real_root]) != real_root:
             return Found(path, rel, problem=f"symlink points outside the indexed folder ({target})")
+        if path != root:
+            return None  # the file it points at is indexed where it is
     if not stat.S_ISREG(st.st_mode):
         return Found(path, rel, problem="not a regular file")
     return Found(path, rel, size=st.st_size, mtime_ns=st.st_mtime_ns)

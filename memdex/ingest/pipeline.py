@@ -2,8 +2,9 @@
 
 - An unchanged file costs one stat: its size and mtime match the ``files`` row.
 - A file whose stat changed is read and hashed; same hash, only the stat is updated.
-- A changed file is parsed outside any transaction, then replaced inside one savepoint
-  (see ``writer``): either all of its new documents, chunks and topics land, or none do.
+- A changed file is read and parsed with no transaction open; its writes are queued and
+  applied with others in one short transaction, each file in its own savepoint (see
+  ``writer``): all of its new documents, chunks and topics land, or none do.
 - A file that cannot be read or parsed is recorded in ``ingest_errors`` and skipped; if it was
   indexed before, its last good version stays searchable.
 - A file that is gone is deleted with everything derived from it.
@@ -20,16 +21,19 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 from .. import db
-from ..errors import DatabaseError, IngestError, MemdexError
+from ..errors import DatabaseError, IngestError, InvalidParameter, MemdexError
 from . import SOURCES, detect_root_kind, get_kind, kinds_for
 from .base import MB, SourceFile, SourceKind
 from .files import Found, extra_ignores, folder_stat, is_ignored, stat_file, walk
-from .writer import StoredFile, Writer
+from .roots import Root, Zones, detect_scope, nested_roots, owning_root
+from .writer import BATCH_FILES, StoredFile, Writer
 
 RAISE_ENV = "MEMDEX_RAISE_ERRORS"
+QUEUE_BYTES = 32 * MB  # parsed data held before it is written
 
 Progress = Callable[[int, int], None]
 ShouldStop = Callable[[], bool]
@@ -81,15 +85,6 @@ class Options:
     chunk_tokens: int | None = None
 
 
-def detect_scope(root: Path) -> str:
-    "project when the root is inside a git work tree, else user."
-    folder = root if root.is_dir() else root.parent
-    for candidate in [folder, *folder.parents]:
-        if (candidate / ".git").exists():
-            return "project"
-    return "user"
-
-
 def index_paths(
     conn: sqlite3.Connection,
     paths: Iterable[str | os.PathLike[str]],
@@ -114,14 +109,18 @@ def index_paths(
     if kind is not None:
         get_kind(kind)
     if scope not in (None, "user", "project"):
-        raise MemdexError(f"Unknown scope {scope!r}: use user or project.")
+        raise InvalidParameter(f"Unknown scope {scope!r}: use user or project.")
+    roots = [Path(os.path.abspath(p)) for p in paths]
+    for root in roots:  # all of them, before anything is written
+        if not os.path.lexists(root):
+            raise MemdexError(f"{root}: no such file or folder.")
     run = _Run(conn, Options(kind, scope, max_file_size, chunk_tokens), progress, should_stop)
 
     def work() -> None:
-        for path in paths:
+        for root in roots:
             if run.stop():
                 return
-            run.index_root(Path(os.path.abspath(path)))
+            run.index_root(root)
 
     return run.go(work)
 
@@ -152,6 +151,7 @@ def index_known_roots(
             [row["path"]],
             kind=row["kind"],
             scope=row["scope"],
+            chunk_tokens=row["chunk_tokens"],
             progress=progress,
             should_stop=should_stop,
         )
@@ -177,17 +177,11 @@ def index_changes(
         for path in sorted({os.path.abspath(p) for p in paths}):
             if run.stop():
                 return
-            row = _owning_root(path, roots)
+            row = owning_root(path, roots)
             if row is not None:
                 run.index_path(run.known_root(row, roots), Path(path))
 
     return run.go(work)
-
-
-def _owning_root(path: str, roots: list[dict[str, object]]) -> dict[str, object] | None:
-    "The deepest indexed root that contains ``path`` (or is it)."
-    owners = [r for r in roots if path == r["path"] or path.startswith(str(r["path"]) + os.sep)]
-    return max(owners, key=lambda r: len(str(r["path"])), default=None)
 
 
 def _db_problem(exc: sqlite3.OperationalError) -> str:
@@ -199,41 +193,6 @@ def _db_problem(exc: sqlite3.OperationalError) -> str:
     if "locked" in message or "busy" in message:
         return "The index is locked by another writer: wait for it, or stop it, and run again."
     return f"The index could not be written: {message}"
-
-
-class _Zones:
-    """Which kind claims each folder: the outermost folder that claims a kind wins.
-
-    A Serena memory folder inside a repository indexed as a whole (``repo/.serena/memories``)
-    is read as Serena, keyed from that folder, while the rest of the repository stays notes.
-    """
-
-    def __init__(self, root: Path, root_kind: str | None, detect: bool) -> None:
-        self.root = root
-        self.cache: dict[Path, tuple[Path, str | None]] = {root: (root, root_kind)}
-        self.detect = detect
-
-    def of(self, folder: Path) -> tuple[Path, str | None]:
-        if folder in self.cache:
-            return self.cache[folder]
-        if folder == folder.parent or not self.detect or not folder.is_relative_to(self.root):
-            return self.cache[self.root]
-        outer = self.of(folder.parent)
-        kind = None if outer[1] is not None else detect_root_kind(folder)
-        zone = (folder, kind) if kind else outer
-        self.cache[folder] = zone
-        return zone
-
-
-@dataclass
-class _Root:
-    id: int
-    path: Path
-    forced: str | None
-    scope: str
-    zones: _Zones
-    nested: set[str]
-    chunk_tokens: int | None = None
 
 
 class _Run:
@@ -251,9 +210,11 @@ class _Run:
         self.report = IndexReport()
         self.writer = Writer(conn)
         self.raise_errors = bool(os.environ.get(RAISE_ENV))
-        self.roots: dict[str, _Root] = {}
+        self.roots: dict[str, Root] = {}
         self.extra = extra_ignores()
         self.record_errors: dict[str, list[Skipped]] | None = None  # preloaded per whole root
+        self.queue: list[Callable[[], None]] = []
+        self.queued_bytes = 0
 
     def stop(self) -> bool:
         if self.should_stop is not None and self.should_stop():
@@ -264,44 +225,60 @@ class _Run:
         started = time.perf_counter()
         try:
             work()
-            self.writer.commit()
-        except sqlite3.OperationalError as exc:
-            self.writer.rollback()
-            raise DatabaseError(_db_problem(exc)) from exc
+            self.flush()
+        except BaseException as exc:
+            self.queue.clear()
+            self.writer.rollback()  # the caller's connection is left with no transaction open
+            if isinstance(exc, sqlite3.OperationalError):
+                raise DatabaseError(_db_problem(exc)) from exc
+            raise
         self.report.seconds = round(time.perf_counter() - started, 3)
         return self.report
 
-    # -- roots ---------------------------------------------------------------------------
-    def _nested(self, root: Path) -> set[str]:
-        paths = {r["path"] for r in self.conn.execute(db.query("root_paths"))}
-        return {p for p in paths if p.startswith(str(root) + os.sep)}
+    # -- writes: queued while files are read and parsed, applied in short batches ----------
+    def later(self, write: Callable[[], None], size: int = 0) -> None:
+        self.queue.append(write)
+        self.queued_bytes += size
+        if len(self.queue) >= BATCH_FILES or self.queued_bytes >= QUEUE_BYTES:
+            self.flush()
 
-    def new_root(self, root: Path) -> _Root:
-        if not os.path.lexists(root):
-            raise MemdexError(f"{root}: no such file or folder.")
+    def flush(self) -> None:
+        "Apply the queued writes in one transaction (a savepoint each), then commit."
+        queue, self.queue, self.queued_bytes = self.queue, [], 0
+        for write in queue:
+            write()
+        self.writer.commit()
+
+    # -- roots ---------------------------------------------------------------------------
+    def _all_roots(self) -> list[str]:
+        return [r["path"] for r in self.conn.execute(db.query("root_paths"))]
+
+    def new_root(self, root: Path) -> Root:
         forced = self.options.kind
         root_kind = None if forced else detect_root_kind(root)
         scope = self.options.scope or detect_scope(root)
         tokens = self.options.chunk_tokens
         root_id = self.writer.register_root(str(root), forced, root_kind or "files", scope, tokens)
+        self.writer.commit()
         self.report.roots.append({"path": str(root), "kind": forced or root_kind or "files", "scope": scope})
-        zones = _Zones(root, root_kind, not forced)
-        return _Root(root_id, root, forced, scope, zones, self._nested(root), self.options.chunk_tokens)
+        zones = Zones(root, root_kind, not forced)
+        return Root(root_id, root, forced, scope, zones, nested_roots(str(root), self._all_roots()), tokens)
 
-    def known_root(self, row: dict[str, object], roots: list[dict[str, object]]) -> _Root:
+    def known_root(self, row: dict[str, object], roots: list[dict[str, object]]) -> Root:
         "A root as it was registered by `memdex index` (for the watcher's changes)."
         path = str(row["path"])
         if path not in self.roots:
             root_kind = None if row["detected_kind"] in (None, "files") else str(row["detected_kind"])
             forced = str(row["kind"]) if row["kind"] else None
-            nested = {str(r["path"]) for r in roots if str(r["path"]).startswith(path + os.sep)}
-            self.roots[path] = _Root(
+            tokens = int(str(row["chunk_tokens"])) if row.get("chunk_tokens") else None
+            self.roots[path] = Root(
                 int(str(row["id"])),
                 Path(path),
                 forced,
                 str(row["scope"]),
-                _Zones(Path(path), root_kind, not forced),
-                nested,
+                Zones(Path(path), root_kind, not forced),
+                nested_roots(path, [str(r["path"]) for r in roots]),
+                tokens,
             )
         return self.roots[path]
 
@@ -317,17 +294,21 @@ class _Run:
         seen, unlisted = self._walk(root, root.path, existing, broken)
         if self.report.stopped:
             return
-        for file_path, stored in existing.items():
-            if file_path not in seen and not any(file_path.startswith(u) for u in unlisted):
-                self.writer.delete(stored.id)
-                self.report.removed += 1
+        self._remove_unseen(existing, seen, unlisted)
         for file_path in broken:
             if file_path not in seen:
-                self.writer.clear_error(file_path)
-        self.writer.root_indexed(root.id)
+                self.later(partial(self.writer.clear_error, file_path))
+        self.later(partial(self.writer.root_indexed, root.id))
+
+    def _remove_unseen(self, existing: dict[str, StoredFile], seen: set[str], unlisted: list[str]) -> None:
+        "Files indexed before but not found now are gone -- unless their folder could not be listed."
+        for file_path, stored in existing.items():
+            if file_path not in seen and not any(file_path.startswith(u) for u in unlisted):
+                self.later(partial(self.writer.delete, stored.id))
+                self.report.removed += 1
 
     # -- one changed path ----------------------------------------------------------------
-    def index_path(self, root: _Root, path: Path) -> None:
+    def index_path(self, root: Root, path: Path) -> None:
         rel = os.path.relpath(path, root.path).replace(os.sep, "/")
         if rel != "." and is_ignored(rel, self.extra):
             return
@@ -338,51 +319,46 @@ class _Run:
                 path = manifest  # any change inside an archive is a change of the archive
                 rel = os.path.relpath(path, root.path).replace(os.sep, "/")
         if path.is_dir() and not path.is_symlink():
-            under = self.writer.q("files_under", {"path": str(path)})
-            existing = {r["path"]: _stored(r) for r in under}
+            existing = {r["path"]: _stored(r) for r in self.writer.q("files_under", {"path": str(path)})}
             seen, unlisted = self._walk(root, path, existing, None)
-            for file_path, stored in existing.items():
-                if file_path not in seen and not any(file_path.startswith(u) for u in unlisted):
-                    self.writer.delete(stored.id)
-                    self.report.removed += 1
+            self._remove_unseen(existing, seen, unlisted)
         elif os.path.lexists(path):
-            candidates = self._candidates(root, stat_file(path, rel, root.path))
+            found = stat_file(path, rel, root.path)
+            candidates = self._candidates(root, found) if found is not None else None
             if candidates:
                 zone, kinds, found = candidates
                 self.report.seen += 1
                 self._file(root, zone, found, kinds, self.writer.stored(str(path)), self._broken(str(path)))
         else:
-            for r in self.writer.q("files_under", {"path": str(path)}).fetchall():
-                self.writer.delete(r["id"])
-                self.report.removed += 1
+            self._remove_unseen(
+                {r["path"]: _stored(r) for r in self.writer.q("files_under", {"path": str(path)})}, set(), []
+            )
             for r in self.writer.q("errors_under", {"path": str(path)}).fetchall():
-                self.writer.clear_error(r["path"])
+                self.later(partial(self.writer.clear_error, r["path"]))
 
     def _broken(self, path: str) -> sqlite3.Row | None:
         return self.writer.q("error_by_path", {"path": path}).fetchone()
 
     # -- files ---------------------------------------------------------------------------
-    def _candidates(self, root: _Root, found: Found) -> tuple[Path, list[SourceKind], Found] | None:
+    def _candidates(self, root: Root, found: Found) -> tuple[Path, list[SourceKind], Found] | None:
         """Which kinds may read this file, in which zone. In an aggregate zone (an archive) only
         the manifest counts, and its stat becomes the whole folder's."""
         if root.path.is_dir():
             zone, zone_kind = root.zones.of(found.path.parent)
         else:
             zone, zone_kind = root.path.parent, None
-        aggregate = (
-            SOURCES[zone_kind] if zone_kind and SOURCES[zone_kind].aggregate and not root.forced else None
-        )
-        if aggregate is not None:
-            if found.path != aggregate.manifest(zone) or found.problem:
+        kind = SOURCES[zone_kind] if zone_kind else None
+        if kind is not None and kind.aggregate and not root.forced:
+            if found.path != kind.manifest(zone) or found.problem:
                 return None
             size, mtime_ns = folder_stat(zone)
-            return zone, [aggregate], replace(found, size=size, mtime_ns=mtime_ns)
+            return zone, [kind], replace(found, size=size, mtime_ns=mtime_ns)
         rel = os.path.relpath(found.path, zone).replace(os.sep, "/")
         kinds = kinds_for(rel, root.forced, zone_kind)
         return (zone, kinds, found) if kinds else None
 
     def _walk(
-        self, root: _Root, start: Path, existing: dict[str, StoredFile], broken: dict[str, sqlite3.Row] | None
+        self, root: Root, start: Path, existing: dict[str, StoredFile], broken: dict[str, sqlite3.Row] | None
     ) -> tuple[set[str], list[str]]:
         "Process every source file under ``start``; return the paths seen and unlistable folders."
         plan: list[tuple[Found, Path, list[SourceKind]]] = []
@@ -392,7 +368,7 @@ class _Run:
             seen.add(str(found.path))
             if found.problem and found.problem.startswith("cannot list folder"):
                 unlisted.append(str(found.path) + os.sep)
-                self._skip(root, found, found.problem)
+                self._skip(root, found, found.problem, remember_stat=False)
                 continue
             candidates = self._candidates(root, found)
             if candidates:
@@ -411,20 +387,21 @@ class _Run:
 
     def _file(
         self,
-        root: _Root,
+        root: Root,
         zone: Path,
         found: Found,
         candidates: list[SourceKind],
         stored: StoredFile | None,
         broken: sqlite3.Row | None,
     ) -> None:
+        "Decide what one file needs; read and parse it if it changed; queue the writes."
         if found.problem:
             self._skip(root, found, found.problem)
             return
         if stored is None:
             stored = self.writer.stored(str(found.path))
             if stored is not None:  # indexed before under another root: it is this root's now
-                self.writer.adopt(stored, root.id, found.rel_path)
+                self.later(partial(self.writer.adopt, stored, root.id, found.rel_path))
         names = {k.name for k in candidates}
         same_stat = stored is not None and (stored.size, stored.mtime_ns) == (found.size, found.mtime_ns)
         if same_stat and stored is not None and stored.kind in names and broken is None:
@@ -445,27 +422,27 @@ class _Run:
         try:
             with open(found.path, "rb") as f:
                 data = f.read(limit + 1)
-        except OSError as exc:
-            self._skip(root, found, f"cannot read file: {exc.strerror}")
+        except OSError as exc:  # permissions can be fixed without touching the file: re-check next run
+            self._skip(root, found, f"cannot read file: {exc.strerror}", remember_stat=False)
             return
         sha = hashlib.sha256(data).hexdigest()
         whole_folder = any(k.aggregate for k in candidates)  # its manifest's bytes are not all of it
         if stored is not None and stored.sha256 == sha and stored.kind in names and not whole_folder:
-            self.writer.touch(stored, found)
+            self.later(partial(self.writer.touch, stored, found))
             self.report.unchanged += 1
             self.report.skipped += self._record_errors(stored)
             return
         kind = next((k for k in candidates if k.sniff(data)), None)
         if kind is None:  # named like a source, but is not one (a JSON that is no chat export)
             if stored is not None:
-                self.writer.delete(stored.id)
+                self.later(partial(self.writer.delete, stored.id))
                 self.report.removed += 1
             return
         rel = os.path.relpath(found.path, zone).replace(os.sep, "/")
         source = SourceFile(found.path, rel, zone, data, root.scope, root.chunk_tokens)
         try:
             parsed = kind.parse(source)
-        except (IngestError, ValueError, RecursionError) as exc:
+        except IngestError as exc:
             self._skip(root, found, str(exc))
             return
         except Exception as exc:  # a parser bug must not stop the run; under test it must show
@@ -475,7 +452,7 @@ class _Run:
                 root, found, f"unexpected {type(exc).__name__}: {exc} (a memdex bug: please report it)"
             )
             return
-        self.writer.replace(root.id, found, kind.name, sha, stored, parsed)
+        self.later(partial(self.writer.replace, root.id, found, kind.name, sha, stored, parsed), len(data))
         self.report.documents += len(parsed.documents)
         self.report.skipped += [Skipped(f"{found.path}#{rec}", why) for rec, why in parsed.skipped]
         if stored is None:
@@ -490,13 +467,13 @@ class _Run:
         rows = self.writer.q("record_errors_of_file", {"file_id": stored.id})
         return [Skipped(f"{stored.path}#{r['record']}", r["reason"]) for r in rows]
 
-    def _skip(self, root: _Root, found: Found, reason: str, remember_stat: bool = True) -> None:
+    def _skip(self, root: Root, found: Found, reason: str, remember_stat: bool = True) -> None:
         self.report.skipped.append(Skipped(str(found.path), reason))
-        self.writer.record_error(root.id, found, reason, remember_stat)
+        self.later(partial(self.writer.record_error, root.id, found, reason, remember_stat))
 
 
 def _stored(row: sqlite3.Row) -> StoredFile:
     return StoredFile(row["id"], row["path"], row["kind"], row["size"], row["mtime_ns"], row["sha256"])
 
 
-__all__ = ["IndexReport", "Skipped", "index_changes", "index_known_roots", "index_paths"]
+__all__ = ["IndexReport", "Skipped", "detect_scope", "index_changes", "index_known_roots", "index_paths"]

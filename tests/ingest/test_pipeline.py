@@ -346,3 +346,92 @@ def test_a_root_registered_inside_another_takes_its_files_over(
     outer = index_paths(conn, [sample_copy / "notes"])  # the inner root's file is no longer the outer's
     assert (outer.seen, outer.removed) == (2, 0)
     assert conn.execute("SELECT count(*) FROM documents").fetchone()[0] == 3
+
+
+def test_symlinks_inside_the_root_do_not_duplicate_results(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    (root / "sub").mkdir(parents=True)
+    (root / "real.md").write_text("# Real\n\nAbout ibises.\n")
+    os.symlink("real.md", root / "alias.md")
+    os.symlink("../real.md", root / "sub" / "again.md")
+    report = index_paths(conn, [root])
+    assert report.skipped == []
+    assert [h.path for h in search(conn, "ibises").hits] == [str(root / "real.md")]
+
+
+def test_a_very_deep_tree(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    root = tmp_path / "deep"
+    folder = root
+    root.mkdir()
+    for _ in range(1100):  # deeper than Python's recursion limit; made one level at a time
+        folder = folder / "d"
+        folder.mkdir()
+    (folder / "bottom.md").write_text("# Bottom\n\nAbout anglerfish.\n")
+    index_paths(conn, [root])
+    assert [h.title for h in search(conn, "anglerfish").hits] == ["Bottom"]
+
+
+def test_files_are_parsed_with_no_write_lock_held(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    "Another writer gets in while a slow file is being parsed: the lock is held only to write."
+    from memdex.ingest import SOURCES, register
+    from memdex.ingest.note import NoteKind
+
+    other = db.connect(conn.execute("PRAGMA database_list").fetchone()[2])
+    other.execute("PRAGMA busy_timeout = 0")
+    got_in: list[bool] = []
+
+    class SlowKind(NoteKind):
+        name = "slow"
+
+        def parse(self, source):  # type: ignore[no-untyped-def]
+            other.execute("BEGIN IMMEDIATE")  # fails at once if the indexer holds the lock
+            other.execute("ROLLBACK")
+            got_in.append(True)
+            return super().parse(source)
+
+    root = tmp_path / "slow"
+    root.mkdir()
+    for i in range(3):
+        (root / f"n{i}.md").write_text(f"# N{i}\n")
+        (root / f"s{i}.slow.md").write_text(f"# S{i}\n")
+    register(SlowKind())
+    try:
+        report = index_paths(conn, [root], kind="slow")
+    finally:
+        del SOURCES["slow"]
+        other.close()
+    assert got_in == [True] * 6 and report.added == 6
+
+
+def test_an_error_leaves_no_transaction_open_and_nothing_half_written(
+    conn: sqlite3.Connection, sample_copy: Path
+) -> None:
+    from memdex.errors import MemdexError
+
+    with pytest.raises(MemdexError, match="missing: no such file or folder"):
+        index_paths(conn, [sample_copy / "notes", sample_copy / "missing"])
+    assert not conn.in_transaction
+    assert conn.execute("SELECT count(*) FROM roots").fetchone()[0] == 0
+
+
+def test_a_permission_fix_is_noticed_without_touching_the_file(tmp_path: Path) -> None:
+    "chmod changes neither size nor mtime; an unreadable file is re-checked on every run."
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "later.md").write_text("# Later\n\nAbout gannets.\n")
+    (root / "later.md").chmod(0)
+    db_file = tmp_path / "perm.db"
+    code = (
+        "import sys, memdex; from memdex import db; "
+        "r = memdex.index_paths(db.connect(sys.argv[1]), [sys.argv[2]]); print(len(r.skipped))"
+    )
+    prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+
+    def run() -> str:
+        args = [*prefix, sys.executable, "-c", code, str(db_file), str(root)]
+        return subprocess.run(args, capture_output=True, text=True, check=True).stdout.strip()
+
+    assert run() == "1"
+    (root / "later.md").chmod(0o644)
+    assert run() == "0"
+    assert _titles(db.connect(db_file), "gannets") == ["Later"]
