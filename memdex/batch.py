@@ -65,10 +65,19 @@ def options_from(line: dict[str, Any]) -> tuple[dict[str, Any], Filters]:
 
 
 def run_batch(
-    conn: sqlite3.Connection, lines: Iterable[str], defaults: dict[str, Any] | None = None
+    conn: sqlite3.Connection, lines: Iterable[bytes | str], defaults: dict[str, Any] | None = None
 ) -> Iterator[dict[str, Any]]:
     "Run each JSON line as a search; yield one output object per non-blank input line."
-    for number, line in enumerate(lines, 1):
+    for number, raw in enumerate(lines, 1):
+        try:
+            line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        except UnicodeDecodeError as exc:
+            yield {
+                "id": None,
+                "line": number,
+                "error": f"line {number} is not valid UTF-8 (byte {exc.start})",
+            }
+            continue
         if not line.strip():
             continue
         try:

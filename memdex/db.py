@@ -124,6 +124,8 @@ def connect(
 
     The connection is in autocommit mode (``isolation_level=None``): writers open their own
     short transactions with :func:`transaction`. WAL lets readers run while a writer commits.
+    ``readonly`` connections (searches) never write, so an index on read-only media, or in a
+    folder the reader may not write to, can still be searched.
     """
     db_path = resolve_db_path(path)
     if not db_path.exists():
@@ -138,24 +140,48 @@ def connect(
             raise DatabaseError(f"Cannot create the folder for {db_path}: {exc.strerror}") from exc
     try:
         if readonly:
-            conn = sqlite3.connect(
-                f"{db_path.resolve().as_uri()}?mode=ro",
-                uri=True,
-                isolation_level=None,
-                timeout=10,
-                check_same_thread=False,
-            )
+            conn = _open_readonly(db_path)
         else:
             conn = sqlite3.connect(db_path, isolation_level=None, timeout=10, check_same_thread=False)
-        conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA foreign_keys = ON")
-        if not readonly:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA foreign_keys = ON")
         migrate(conn, apply=not readonly)
+    except sqlite3.OperationalError as exc:
+        raise DatabaseError(problem(exc, db_path)) from exc
     except sqlite3.DatabaseError as exc:
         raise DatabaseError(f"Cannot open {db_path} as a memdex index: {exc}") from exc
     return conn
+
+
+def _open_readonly(db_path: Path) -> sqlite3.Connection:
+    """Read-only; where even the WAL's shared-memory file cannot be made (a read-only folder),
+    immutable: no locking, which is safe exactly because nothing can write there either."""
+    uri = db_path.resolve().as_uri()
+    try:
+        conn = sqlite3.connect(
+            f"{uri}?mode=ro", uri=True, isolation_level=None, timeout=10, check_same_thread=False
+        )
+        conn.execute("PRAGMA user_version").fetchone()  # opens the file, and the WAL if any
+        return conn
+    except sqlite3.OperationalError:
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
+
+
+def problem(exc: sqlite3.OperationalError, db_path: Path | None = None) -> str:
+    "What a failed write or open means for the user, and what to do."
+    message = str(exc)
+    where = f" ({db_path})" if db_path else ""
+    if "full" in message:
+        return f"The disk is full{where}: nothing of the last batch was written. Free space and run again."
+    if "readonly" in message or "read-only" in message:
+        return f"The index is read-only{where}: check the permissions of the database file and its folder."
+    if "locked" in message or "busy" in message:
+        return f"The index is locked by another writer{where}: wait for it, or stop it, and run again."
+    if "unable to open" in message:
+        return f"Cannot open the index{where}: check that its folder exists and can be read."
+    return f"The index could not be used{where}: {message}"
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
@@ -219,7 +245,10 @@ class transaction:
         self.conn = conn
 
     def __enter__(self) -> sqlite3.Connection:
-        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise DatabaseError(problem(exc)) from exc
         return self.conn
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:

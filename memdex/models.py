@@ -155,6 +155,7 @@ class SearchResult:
     filters: dict[str, Any]
     truncated_by_budget: bool = False
     notes: list[str] = field(default_factory=list)
+    found_is_total: bool = True  # False: the cascade stopped early; more may match
 
     @property
     def total_tokens(self) -> int:
@@ -166,6 +167,7 @@ class SearchResult:
             "terms": self.terms,
             "granularity": self.granularity,
             "found": self.found,
+            "found_is_total": self.found_is_total,
             "showing": len(self.hits),
             "total_tokens": self.total_tokens,
             "truncated_by_budget": self.truncated_by_budget,

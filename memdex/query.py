@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +46,7 @@ BODY_WEIGHT = 0.5
 # (scripts/eval.py --set chats); flat from 1.0 to 3.0.
 CHUNK_CONTEXT_WEIGHT = 1.0
 GRANULARITIES = ("doc", "chunk")
+MAX_RAW_CHARS = 2000
 _DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2}([T ][0-9:.]+Z?)?)?)?$")
 
 
@@ -110,11 +113,48 @@ def search(
     :param raw: treat ``query`` as an FTS5 expression (layers 1 and 3 only, no synonyms)
     :param full_text: include each hit's text (the chunk, or the whole document)
     """
+    # Text that cannot be encoded (lone surrogates from undecodable arguments) must not reach
+    # SQLite as an exception: the odd characters become "?".
+    query = query.encode("utf-8", "replace").decode("utf-8")
+    if raw and len(query) > MAX_RAW_CHARS:
+        raise QuerySyntaxError(
+            f"A raw FTS5 query may be at most {MAX_RAW_CHARS:,} characters (this one is {len(query):,}); "
+            "FTS5's cost grows with its square. Shorten it, or drop --raw."
+        )
     if granularity not in GRANULARITIES:
         raise InvalidParameter(f"granularity must be doc or chunk, not {granularity!r}.")
     if limit < 1:
         raise InvalidParameter(f"limit must be 1 or more, not {limit}.")
     filters = filters or Filters()
+    with snapshot(conn):
+        return _search(conn, query, limit, granularity, max_tokens, use_synonyms, raw, filters, full_text)
+
+
+@contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction around a search's statements, so they all see the same index: a
+    writer committing between two of them must not leave a hit without its document."""
+    if conn.in_transaction:  # the caller's own transaction is the snapshot
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        conn.execute("ROLLBACK")  # nothing was written; ends the read
+
+
+def _search(
+    conn: sqlite3.Connection,
+    query: str,
+    limit: int,
+    granularity: str,
+    max_tokens: int | None,
+    use_synonyms: bool,
+    raw: bool,
+    filters: Filters,
+    full_text: bool,
+) -> SearchResult:
     parsed = parse_query(query, date_words=not raw)
     run = _Cascade(conn, parsed, filters, limit, granularity, use_synonyms)
     if raw:
@@ -136,6 +176,7 @@ def search(
         terms=[t.text for t in run.terms],
         granularity=granularity,
         found=run.found(),
+        found_is_total=run.exhaustive,
         hits=hits,
         layers=run.layers,
         filters={**filters.to_dict(), **_date_filters(parsed)},
@@ -175,6 +216,9 @@ class _Cascade:
         self.chunk_hits: dict[int, _Candidate] = {}  # chunk granularity: chunk id -> candidate
         self.layers: list[LayerRun] = []
         self.notes: list[str] = []
+        # True while every match has been collected: no layer was cut by its row limit, and the
+        # cascade did not stop widening early. Then ``found`` is the number of all matches.
+        self.exhaustive = True
 
     # -- running the layers ------------------------------------------------------------
     def _run_layer(self, layer: int, match: str, mode: str, limit: int, name: str = "") -> list[sqlite3.Row]:
@@ -182,6 +226,8 @@ class _Cascade:
         params = {**self.params, "match": match, "limit": limit}
         sql = db.query(name)
         rows = self.conn.execute(sql, params).fetchall()
+        if len(rows) >= limit:
+            self.exhaustive = False
         self.layers.append(
             LayerRun(
                 layer,
@@ -211,6 +257,7 @@ class _Cascade:
             rows = self._run_layer(layer, all_of(groups), "all", fetch if layer <= 2 else fetch * 4)
             self._add(layer, layer, rows, weight=1.0)
             if self._enough():
+                self.exhaustive = False
                 return
         if len(self.terms) > 1:  # with one term, "any" is "all": nothing new to find
             self._any_terms(originals, has_synonyms, fetch)
@@ -243,7 +290,9 @@ class _Cascade:
                 else:
                     chunk_doc[r["chunk_id"]] = doc
                     chunk_score[r["chunk_id"]] = chunk_score.get(r["chunk_id"], 0.0) + score
-        body_rows = self._run_layer(3, any_of(originals), "any", fetch * 2, name="layer_bodies")
+        body_rows = self._run_layer(
+            3, any_of(originals), "any (whole documents)", fetch * 2, name="layer_bodies"
+        )
         body_run = self.layers[-1]
         body_score = {r["document_id"]: -r["score"] for r in body_rows}
         for doc in body_score:
@@ -319,6 +368,7 @@ class _Cascade:
             rows = self._run_layer(layer, expression, "raw", fetch if layer == 1 else fetch * 4)
             self._add(layer, layer, rows, weight=1.0)
             if self._enough():
+                self.exhaustive = False
                 return
 
     def found(self) -> int:

@@ -22,9 +22,11 @@ def search_text(result: SearchResult) -> str:
     hits = result.hits
     layers = sorted({h.match_layer for h in hits})
     layer_text = ", ".join(f"layer {n} ({LAYER_NAMES[n]})" for n in layers) or "no layer matched"
-    unit = "chunks" if result.granularity == "chunk" else "results"
+    unit = "chunk" if result.granularity == "chunk" else "result"
+    plural = "" if result.found == 1 and result.found_is_total else "s"
+    count = _n(result.found) if result.found_is_total else f"{_n(result.found)}+"
     head = (
-        f"Found {_n(result.found)} {unit} for {result.query!r}, showing {len(hits)}"
+        f"Found {count} {unit}{plural} for {result.query!r}, showing {len(hits)}"
         f" · {layer_text} · ~{_n(result.total_tokens)} tokens"
     )
     lines = [head]

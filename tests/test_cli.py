@@ -1,6 +1,7 @@
 """The command line as users see it: output, JSON fields, exit codes and error messages."""
 
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -233,3 +234,43 @@ def test_python_dash_m_and_version() -> None:
         [sys.executable, "-m", "memdex", "--version"], capture_output=True, text=True, check=True
     )
     assert out.stdout.startswith("memdex, version ")
+
+
+def test_undecodable_arguments_and_batch_lines(indexed: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "memdex", "--db", str(indexed), "search", "--raw", "--", b"gamma \xff"],
+        capture_output=True,
+    )
+    assert out.returncode == 1 and out.stderr.startswith(b"Error: Invalid FTS5 query 'gamma ?'")
+    assert b"Traceback" not in out.stderr
+    batch = b'{"id": 1, "query": "g \xff"}\n{"id": 2, "query": "rerere"}\n'
+    out = subprocess.run(
+        [sys.executable, "-m", "memdex", "--db", str(indexed), "search", "--batch", "-"],
+        input=batch,
+        capture_output=True,
+        check=True,
+    )
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    assert lines[0] == {"id": None, "line": 1, "error": "line 1 is not valid UTF-8 (byte 22)"}
+    assert lines[1]["id"] == 2 and lines[1]["results"][0]["title"] == "Git: Rebase Conflicts"
+
+
+def test_an_index_in_a_read_only_folder_can_be_searched(indexed: Path, tmp_path: Path) -> None:
+    "Run without root's DAC override (util-linux setpriv), so the folder really is read-only."
+    folder = tmp_path / "media"
+    folder.mkdir()
+    copy = folder / "index.db"
+    copy.write_bytes(indexed.read_bytes())
+    copy.chmod(0o444)
+    folder.chmod(0o555)
+    prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+    try:
+        out = subprocess.run(
+            [*prefix, sys.executable, "-m", "memdex", "--db", str(copy), "search", "rerere", "--json"],
+            capture_output=True,
+            text=True,
+        )
+    finally:
+        folder.chmod(0o755)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["results"][0]["title"] == "Git: Rebase Conflicts"

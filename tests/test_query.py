@@ -1,5 +1,6 @@
 """The four-layer cascade, filters, granularity, budget and hostile input, on real SQLite."""
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -207,3 +208,50 @@ def test_words_fts5_folds_itself_are_passed_as_typed(conn: sqlite3.Connection, t
         assert [h.title for h in search(conn, query).hits] == expected, query
     hit = search(conn, "Straße").hits[0]
     assert hit.why_relevant["terms"][0]["fields"] == ["topics", "content"]
+
+
+def test_found_says_whether_it_is_every_match(sample: sqlite3.Connection) -> None:
+    few = search(sample, "ChatGPT", limit=1)
+    assert (len(few.hits), few.found_is_total) == (1, False)
+    every = search(sample, "ChatGPT", limit=100)
+    assert every.found_is_total and every.found == len(every.hits) == 7  # 2 notes, 1 memory, 4 chats
+
+
+def test_raw_expressions_are_capped(sample: sqlite3.Connection) -> None:
+    with pytest.raises(QuerySyntaxError, match=r"at most 2,000 characters \(this one is 4,000\)"):
+        search(sample, "a " * 2000, raw=True)
+
+
+def test_text_that_cannot_be_encoded(sample: sqlite3.Connection) -> None:
+    "A lone surrogate (what Python makes of undecodable bytes in arguments) is replaced."
+    result = search(sample, "rerere \udcff")
+    assert [h.title for h in result.hits] == ["Git: Rebase Conflicts"]
+    assert json.dumps(result.to_dict(), ensure_ascii=False).encode("utf-8")
+
+
+def test_a_search_reads_one_snapshot(sample: sqlite3.Connection) -> None:
+    "A writer committing between a search's statements must not change what the search sees."
+    from memdex import db
+    from memdex.query import snapshot
+
+    writer = db.connect(sample.execute("PRAGMA database_list").fetchone()[2])
+    with snapshot(sample):
+        before = sample.execute("SELECT count(*) FROM documents").fetchone()[0]
+        writer.execute("DELETE FROM documents WHERE title = 'CI: Cache Keys'")
+        assert sample.execute("SELECT count(*) FROM documents").fetchone()[0] == before
+    assert sample.execute("SELECT count(*) FROM documents").fetchone()[0] == before - 1
+    assert not sample.in_transaction
+    writer.close()
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_hostile_raw_text_is_a_result_or_a_syntax_error(sample: sqlite3.Connection, text: str) -> None:
+    try:
+        search(sample, text, raw=True)
+    except QuerySyntaxError as exc:
+        assert str(exc).startswith(("Invalid FTS5 query", "A raw FTS5 query may be at most"))
+
+
+@pytest.mark.parametrize("text", ["rerere:", "-rerere", "rerere*", '"rerere', "(rerere)", "^rerere"])
+def test_punctuation_around_a_word_still_finds_it(sample: sqlite3.Connection, text: str) -> None:
+    assert [h.title for h in search(sample, text).hits] == ["Git: Rebase Conflicts"]

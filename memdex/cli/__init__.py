@@ -63,8 +63,8 @@ def main() -> None:
     cli(prog_name="memdex")
 
 
-def connect(ctx: click.Context, create: bool = True) -> sqlite3.Connection:
-    return db.connect(ctx.obj, create=create)
+def connect(ctx: click.Context, create: bool = True, readonly: bool = False) -> sqlite3.Connection:
+    return db.connect(ctx.obj, create=create, readonly=readonly)
 
 
 def echo_json(data: Any) -> None:

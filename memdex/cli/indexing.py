@@ -209,5 +209,5 @@ def status(ctx: click.Context, as_json: bool) -> None:
     from ..render import status_text
     from ..status import status as get_status
 
-    info = get_status(connect(ctx, create=False), ctx.obj)
+    info = get_status(connect(ctx, create=False, readonly=True), ctx.obj)
     echo_json(info) if as_json else click.echo(status_text(info))

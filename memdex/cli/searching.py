@@ -81,7 +81,7 @@ def filters_from(kw: dict[str, Any]) -> Any:
 @click.option("--sql", "show_sql", is_flag=True, help="Print the SQL each layer ran, ready for sqlite3.")
 @click.option(
     "--batch",
-    type=click.File("r"),
+    type=click.File("rb"),
     help="Run the JSON lines of FILE (- for stdin) as searches; JSON lines out.",
 )
 @click.pass_context
@@ -100,13 +100,13 @@ def search(
     if batch is not None:
         from ..batch import run_batch
 
-        for line in run_batch(connect(ctx, create=False), batch):
+        for line in run_batch(connect(ctx, create=False, readonly=True), batch):
             click.echo(json.dumps(line, ensure_ascii=False, default=str))
         return
     if query is None:
         raise click.UsageError("Give a QUERY, or --batch FILE.")
     result = run_search(
-        connect(ctx, create=False),
+        connect(ctx, create=False, readonly=True),
         query,
         limit=kw["limit"],
         granularity=kw["granularity"],

@@ -64,7 +64,7 @@ def synonyms_list(ctx: click.Context, as_json: bool) -> None:
     from .. import synonyms as syn
     from ..render import synonyms_text
 
-    groups = syn.groups(connect(ctx))
+    groups = syn.groups(connect(ctx, create=False, readonly=True))
     echo_json(groups) if as_json else click.echo(synonyms_text(groups))
 
 

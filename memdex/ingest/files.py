@@ -101,7 +101,8 @@ def walk(root: Path, skip_dirs: set[str] | None = None, start: Path | None = Non
     while stack:
         folder = stack.pop()
         try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
         except OSError as exc:
             rel = os.path.relpath(folder, root).replace(os.sep, "/")
             yield Found(folder, rel, problem=f"cannot list folder: {exc.strerror}")

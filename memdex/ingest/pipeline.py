@@ -184,17 +184,6 @@ def index_changes(
     return run.go(work)
 
 
-def _db_problem(exc: sqlite3.OperationalError) -> str:
-    message = str(exc)
-    if "full" in message:
-        return "The disk is full: nothing of the last batch was written. Free space and run again."
-    if "readonly" in message or "read-only" in message:
-        return "The index is read-only: check the permissions of the database file and its folder."
-    if "locked" in message or "busy" in message:
-        return "The index is locked by another writer: wait for it, or stop it, and run again."
-    return f"The index could not be written: {message}"
-
-
 class _Run:
     def __init__(
         self,
@@ -230,7 +219,7 @@ class _Run:
             self.queue.clear()
             self.writer.rollback()  # the caller's connection is left with no transaction open
             if isinstance(exc, sqlite3.OperationalError):
-                raise DatabaseError(_db_problem(exc)) from exc
+                raise DatabaseError(db.problem(exc)) from exc
             raise
         self.report.seconds = round(time.perf_counter() - started, 3)
         return self.report

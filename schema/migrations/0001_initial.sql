@@ -30,8 +30,9 @@ CREATE TABLE files (
 CREATE INDEX files_root_id ON files(root_id);
 
 -- One searchable unit: a memory, a note, a Serena memory, a conversation.
+-- AUTOINCREMENT: an id is never given to another document, so a saved id or link stays true.
 CREATE TABLE documents (
-    id INTEGER PRIMARY KEY,
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
     file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
     key TEXT NOT NULL,                  -- natural id: frontmatter id, Serena memory name, conversation id
     kind TEXT NOT NULL,
@@ -58,7 +59,7 @@ CREATE INDEX documents_date ON documents(date);
 
 -- Documents cut into chunks: markdown at headings, chats at message boundaries.
 CREATE TABLE chunks (
-    id INTEGER PRIMARY KEY,
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
     document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
     seq INTEGER NOT NULL,               -- 0-based position in the document
     heading TEXT NOT NULL DEFAULT '',   -- "Title > Section > Subsection"

@@ -367,8 +367,14 @@ def test_a_very_deep_tree(conn: sqlite3.Connection, tmp_path: Path) -> None:
         folder = folder / "d"
         folder.mkdir()
     (folder / "bottom.md").write_text("# Bottom\n\nAbout anglerfish.\n")
-    index_paths(conn, [root])
-    assert [h.title for h in search(conn, "anglerfish").hits] == ["Bottom"]
+    try:
+        index_paths(conn, [root])
+        assert [h.title for h in search(conn, "anglerfish").hits] == ["Bottom"]
+    finally:  # shutil.rmtree (pytest's clean-up) recurses per level: remove it deepest first
+        (folder / "bottom.md").unlink()
+        while folder != tmp_path:
+            folder.rmdir()
+            folder = folder.parent
 
 
 def test_files_are_parsed_with_no_write_lock_held(conn: sqlite3.Connection, tmp_path: Path) -> None:
@@ -435,3 +441,17 @@ def test_a_permission_fix_is_noticed_without_touching_the_file(tmp_path: Path) -
     (root / "later.md").chmod(0o644)
     assert run() == "0"
     assert _titles(db.connect(db_file), "gannets") == ["Later"]
+
+
+def test_document_ids_are_never_reused(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    root = tmp_path / "ids"
+    root.mkdir()
+    (root / "a.md").write_text("# Alpha\n")
+    (root / "b.md").write_text("# Beta\n")
+    index_paths(conn, [root])
+    beta = conn.execute("SELECT id FROM documents WHERE title = 'Beta'").fetchone()[0]
+    (root / "b.md").unlink()
+    (root / "c.md").write_text("# Gamma\n")
+    index_paths(conn, [root])
+    gamma = conn.execute("SELECT id FROM documents WHERE title = 'Gamma'").fetchone()[0]
+    assert gamma > beta
