@@ -9,18 +9,16 @@ shown, never on the size of the corpus.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .layers import LAYER_NAMES, SYNONYM_WEIGHT
-from .stem import fold, prefix, stem, stems_among, words
+from .stem import WORD, fold, prefix, stem, stems_among, words
 from .terms import Term
 
 SYNONYM_COVERAGE = 0.8  # a term found only through a synonym counts this much of a match
 SNIPPET_WORDS = 32
 MARK_OPEN, MARK_CLOSE = "«", "»"  # not ** : memories are markdown and use it themselves
-_WORD_SPAN = re.compile(r"[^\W_]+")
 
 
 def phrase_stems(term: Term) -> tuple[str, ...]:
@@ -126,7 +124,7 @@ class Explainer:
     def snippet(self, text: str) -> str:
         "About SNIPPET_WORDS words around the densest run of matches, the matches marked «so»."
         spans = []
-        for m in _WORD_SPAN.finditer(text):
+        for m in WORD.finditer(text):
             word = fold(m.group())
             spans.append((m.start(), m.end(), stem(word) if prefix(word) in self.prefixes else ""))
         if not spans:

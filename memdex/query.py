@@ -171,6 +171,13 @@ def _search(
     else:
         run.notes.append("the query has no words to search for")
     hits, truncated = run.hits(max_tokens, full_text)
+    if not hits and filters.kinds:
+        present = [r[0] for r in conn.execute(db.query("kinds_present"))]
+        unknown = [k for k in filters.kinds if k not in present]
+        if unknown:
+            run.notes.append(
+                f"no documents of kind {', '.join(unknown)} here; kinds in this index: {', '.join(present)}"
+            )
     return SearchResult(
         query=query,
         terms=[t.text for t in run.terms],

@@ -12,7 +12,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
-_TOKEN = re.compile(r"[^\W_]+")
+# A word as unicode61 splits text: letters and digits; everything else separates.
+WORD = re.compile(r"[^\W_]+")
 _VOWELS = frozenset("aeiou")
 
 
@@ -31,7 +32,7 @@ def fold(text: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    return _TOKEN.findall(fold(text))
+    return WORD.findall(fold(text))
 
 
 def stems(text: str) -> list[str]:

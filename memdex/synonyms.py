@@ -23,6 +23,7 @@ from .errors import InvalidParameter
 from .terms import Term, tokens
 
 _SEPARATOR = re.compile(r"\s*(?::|=|->|\t)\s*")
+_COMMENT = re.compile(r"(?:^|\s)#.*$")
 
 
 def expand(conn: sqlite3.Connection, terms: list[Term]) -> list[Term]:
@@ -96,17 +97,24 @@ def groups(conn: sqlite3.Connection) -> list[dict[str, object]]:
 
 def add(conn: sqlite3.Connection, term: str, synonyms: list[str], source: str = "user") -> int:
     "Add synonyms to a term's group (creating it); returns how many were new."
-    term = _clean(term, "TERM")
-    added = 0
+    group = _group(term, synonyms)
     with db.transaction(conn):
-        for synonym in synonyms:
-            synonym = _clean(synonym, "SYNONYM")
-            if synonym == term:
-                continue
-            cursor = conn.execute(
-                db.query("synonym_insert"), {"term": term, "synonym": synonym, "source": source}
-            )
-            added += cursor.rowcount
+        return _insert(conn, *group, source)
+
+
+def _group(term: str, synonyms: list[str]) -> tuple[str, list[str]]:
+    "A group with every word checked, before anything is written."
+    cleaned = _clean(term, "TERM")
+    return cleaned, [w for w in (_clean(s, "SYNONYM") for s in synonyms) if w != cleaned]
+
+
+def _insert(conn: sqlite3.Connection, term: str, synonyms: list[str], source: str) -> int:
+    added = 0
+    for synonym in synonyms:
+        cursor = conn.execute(
+            db.query("synonym_insert"), {"term": term, "synonym": synonym, "source": source}
+        )
+        added += cursor.rowcount
     return added
 
 
@@ -142,19 +150,26 @@ def parse_file(path: Path) -> list[tuple[str, list[str]]]:
             raise InvalidParameter(f"{path}: not valid JSON at line {exc.lineno}: {exc.msg}") from exc
         if not isinstance(data, dict):
             raise InvalidParameter(f"{path}: expected a JSON object of term -> list of synonyms.")
-        return [(str(k), [str(v) for v in (vs if isinstance(vs, list) else [vs])]) for k, vs in data.items()]
+        return [
+            _group(str(k), [str(v) for v in (vs if isinstance(vs, list) else [vs])]) for k, vs in data.items()
+        ]
     out = []
     for number, line in enumerate(text.splitlines(), 1):
-        line = line.split("#", 1)[0].strip()
+        line = _COMMENT.sub("", line).strip()  # "# note" and "x  # note", but not "c#"
         if not line:
             continue
         parts = _SEPARATOR.split(line, maxsplit=1)
         if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
             raise InvalidParameter(f"{path}, line {number}: expected 'term: synonym, synonym', got {line!r}.")
-        out.append((parts[0].strip(), [s.strip() for s in parts[1].split(",") if s.strip()]))
+        try:
+            out.append(_group(parts[0], [w.strip() for w in parts[1].split(",") if w.strip()]))
+        except InvalidParameter as exc:
+            raise InvalidParameter(f"{path}, line {number}: {exc}") from None
     return out
 
 
 def import_file(conn: sqlite3.Connection, path: Path) -> int:
-    "Add every group of a synonym file; returns how many synonyms were new."
-    return sum(add(conn, term, syns, source=path.name) for term, syns in parse_file(path))
+    "Add every group of a synonym file, all or nothing; returns how many synonyms were new."
+    groups = parse_file(path)  # every line checked before anything is written
+    with db.transaction(conn):
+        return sum(_insert(conn, term, words, path.name) for term, words in groups)

@@ -15,8 +15,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .stem import WORD
+
 MAX_TERMS = 32  # a pasted paragraph is still a query, of its 32 most useful words
-_WORD = re.compile(r"[^\W_]+")
 _YEAR = re.compile(r"^(19|20)\d\d$")
 
 STOPWORDS = frozenset(
@@ -110,7 +111,7 @@ def tokens(text: str) -> list[str]:
     """Word tokens of a query, split as unicode61 splits them but otherwise as typed: FTS5
     folds case and accents itself ("Straße" matches "straße"; folding it here to "strasse"
     would not), so a phrase hands it the user's own characters."""
-    return _WORD.findall(text)
+    return WORD.findall(text)
 
 
 def parse_query(text: str, *, date_words: bool = True) -> ParsedQuery:

@@ -65,11 +65,14 @@ def test_without_synonyms_layers_2_and_4_do_not_run(layered: sqlite3.Connection)
     assert [h.key for h in result.hits] == ["deploy/rollout.md", "notes/meeting.md"]
 
 
-def test_any_term_pass_ranks_partial_matches_after_full_ones(layered: sqlite3.Connection) -> None:
-    hits = search(layered, "kubernetes tomatoes", use_synonyms=False).hits
-    assert [h.why_relevant["match"] for h in hits] == ["any"] * len(hits)
-    assert {h.key for h in hits} == {"deploy/rollout.md", "notes/meeting.md", "notes/unrelated.md"}
-    assert hits[-1].why_relevant["missing"] in (["kubernetes"], ["tomatoes"])
+def test_all_term_matches_come_before_partial_ones(layered: sqlite3.Connection) -> None:
+    hits = search(layered, "kubernetes costs", use_synonyms=False).hits
+    assert [(h.key, h.why_relevant["match"]) for h in hits] == [
+        ("notes/meeting.md", "all"),  # both words in one passage
+        ("deploy/rollout.md", "any"),  # only "kubernetes", though in its title
+    ]
+    assert hits[1].why_relevant["missing"] == ["costs"]
+    assert hits[0].relevance > hits[1].relevance
 
 
 def test_disable_all_hooks_on_windows(serena: sqlite3.Connection) -> None:
@@ -255,3 +258,11 @@ def test_hostile_raw_text_is_a_result_or_a_syntax_error(sample: sqlite3.Connecti
 @pytest.mark.parametrize("text", ["rerere:", "-rerere", "rerere*", '"rerere', "(rerere)", "^rerere"])
 def test_punctuation_around_a_word_still_finds_it(sample: sqlite3.Connection, text: str) -> None:
     assert [h.title for h in search(sample, text).hits] == ["Git: Rebase Conflicts"]
+
+
+def test_a_kind_the_index_does_not_hold_is_named(sample: sqlite3.Connection) -> None:
+    result = search(sample, "rerere", filters=Filters(kinds=["serna"]))
+    assert result.hits == []
+    assert result.notes == [
+        "no documents of kind serna here; kinds in this index: archive, chatgpt, memory, note, serena"
+    ]

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from memdex import synonyms
+from memdex import db, synonyms
 from memdex.errors import InvalidParameter
 from memdex.terms import parse_query
 
@@ -77,3 +77,28 @@ def test_bad_synonym_files_name_the_line(
 def test_a_word_without_letters_is_refused(conn: sqlite3.Connection) -> None:
     with pytest.raises(InvalidParameter, match=r"SYNONYM '\?\?' has no letters or digits"):
         synonyms.add(conn, "x", ["??"])
+
+
+def test_a_bad_line_imports_nothing(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    path = tmp_path / "team.txt"
+    path.write_text("alpha: beta\ngamma: ???\n")
+    with pytest.raises(
+        InvalidParameter, match=r"team.txt, line 2: SYNONYM '\?\?\?' has no letters or digits"
+    ):
+        synonyms.import_file(conn, path)
+    assert not [g for g in synonyms.groups(conn) if g["term"] == "alpha"]
+
+
+def test_list_and_import_round_trip_words_with_hashes(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    from memdex.render import synonyms_text
+
+    synonyms.add(conn, "c#", ["csharp", "dotnet"])
+    exported = tmp_path / "all.txt"
+    exported.write_text(
+        synonyms_text(synonyms.groups(conn)) + "\n# a comment\nf#: fsharp  # trailing comment\n"
+    )
+    fresh = db.connect(tmp_path / "fresh.db")
+    synonyms.import_file(fresh, exported)
+    by_term = {g["term"]: g["synonyms"] for g in synonyms.groups(fresh)}
+    assert by_term["c#"] == ["csharp", "dotnet"] and by_term["f#"] == ["fsharp"]
+    assert len(synonyms.groups(fresh)) == len(synonyms.groups(conn)) + 1

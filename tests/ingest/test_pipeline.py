@@ -161,19 +161,30 @@ def test_a_file_that_breaks_keeps_its_last_good_version(conn: sqlite3.Connection
     )
 
 
-def test_unreadable_folder_keeps_what_was_indexed(conn: sqlite3.Connection, sample_copy: Path) -> None:
-    if os.geteuid() == 0:
-        pytest.skip(
-            "root reads any folder; the unreadable *file* case runs as nobody in test_unreadable_file"
-        )
+def test_unreadable_folder_keeps_what_was_indexed(tmp_path: Path, sample_copy: Path) -> None:
+    "Run without root's DAC override (util-linux setpriv), so the folder really is unreadable."
+    db_file = tmp_path / "folder.db"
+    conn = db.connect(db_file)
     index_paths(conn, [sample_copy])
+    conn.close()
     (sample_copy / "serena" / "git").chmod(0)
+    code = (
+        "import sys, memdex; from memdex import db; "
+        "r = memdex.index_paths(db.connect(sys.argv[1]), [sys.argv[2]]); "
+        "print(r.removed, [s.reason for s in r.skipped])"
+    )
+    prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
     try:
-        report = index_paths(conn, [sample_copy])
+        out = subprocess.run(
+            [*prefix, sys.executable, "-c", code, str(db_file), str(sample_copy)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
     finally:
         (sample_copy / "serena" / "git").chmod(0o755)
-    assert report.removed == 0
-    assert "Git: Cleaning Up Worktrees" in _titles(conn, "worktree prune")
+    assert out.stdout.strip() == "0 ['cannot list folder: Permission denied']"
+    assert "Git: Cleaning Up Worktrees" in _titles(db.connect(db_file), "worktree prune")
 
 
 def test_unreadable_file(conn: sqlite3.Connection, tmp_path: Path) -> None:
