@@ -1,4 +1,4 @@
-"""``memdex demo``: index the sample corpus shipped in the package and show a few searches."""
+"""``memdex demo``: index the sample corpus shipped in the package; show searches and an answer."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pathlib import Path
 from . import db
 from .ingest.pipeline import index_paths
 from .query import search
-from .render import index_text, search_text
+from .answer import answer
+from .render import answer_text, index_text, search_text
 
 SEARCHES = [
     ("deploy key rotation", "a procedure, found by its title and tags (layer 1)"),
@@ -20,6 +21,7 @@ SEARCHES = [
     ("stale worktree folders", "a Serena memory found through its index keywords"),
     ("outage in October", "a month word becomes a date filter"),
 ]
+QUESTION = "What problems have we had with Chatty?"
 
 
 def sample_roots(base: Path) -> list[Path]:
@@ -39,6 +41,8 @@ def run_demo(echo: Callable[[str], None], keep: Path | None = None) -> None:
         for query, what in SEARCHES:
             echo(f"\n$ memdex search {query!r} --limit 3      # {what}")
             echo(search_text(search(conn, query, limit=3)))
+        echo(f"\n$ memdex ask {QUESTION!r} --limit 5 --no-llm      # an answer with citations")
+        echo(answer_text(answer(conn, QUESTION, limit=5, use_llm=False)))
         conn.close()
         echo('\nNext: memdex index ~/your/memories && memdex search "your question"')
         if keep:

@@ -148,3 +148,39 @@ def _writer_lines(writer: dict[str, Any]) -> list[str]:
 def synonyms_text(groups: list[dict[str, Any]]) -> str:
     "The plain synonym file format: `memdex synonyms list > file` re-imports as is."
     return "\n".join(f"{g['term']}: {', '.join(g['synonyms'])}" for g in groups)
+
+
+def answer_text(answer: Any) -> str:
+    "The ANSWER layout, as markdown: summary, details, caveats, sources, paths to verify."
+    lines = [f"# {answer.question}", "", "## Summary", "", answer.summary]
+    if answer.details:
+        lines += ["", "## Details", ""]
+        lines += [f"{i}. {d.text} (confidence {d.confidence:.2f})" for i, d in enumerate(answer.details, 1)]
+    if answer.caveats:
+        lines += ["", "## Caveats", ""] + [f"- {c}" for c in answer.caveats]
+    if answer.sources:
+        lines += ["", "## Sources", ""]
+    for s in answer.sources:
+        h = s.hit
+        meta = " · ".join(x for x in [h.platform or h.kind, (h.date or "")[:10]] if x)
+        lines.append(
+            f"[{s.n}] {h.title} — {meta} · id {h.id} · ~{_n(s.tokens)} tokens sent"
+            f" · layer {h.match_layer} ({LAYER_NAMES[h.match_layer]})"
+            + ("" if s.cited else " · sent, not cited")
+        )
+        if s.cited:
+            lines.append(f"    why cited: {s.why_cited}")
+        lines.append(f"    why found: {h.why_relevant['summary']}")
+    if answer.paths_to_verify:
+        lines += ["", "## Paths to verify", ""] + [f"- {p}" for p in answer.paths_to_verify]
+    lines += ["", _answer_footer(answer)]
+    return "\n".join(lines)
+
+
+def _answer_footer(answer: Any) -> str:
+    ref = answer.refinement
+    rounds = f"{len(ref.rounds)} search round{'s' if len(ref.rounds) != 1 else ''} (stopped: {ref.stopped})"
+    sent = f"{len(answer.sources)} sources, ~{_n(sum(s.tokens for s in answer.sources))} tokens"
+    if answer.method == "claude":
+        return f"_Synthesised by {answer.model} from {sent}; {rounds}._"
+    return f"_Extractive answer from {sent} ({answer.reason}); {rounds}._"

@@ -8,7 +8,9 @@ from typing import Any
 
 import click
 
-from . import cli, connect, echo_json
+from ..llm import DEFAULT_MODEL
+from ..modes import MODES
+from . import Failure, cli, connect, echo_json
 
 
 def search_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -74,9 +76,55 @@ def filters_from(kw: dict[str, Any]) -> Any:
     )
 
 
+def answer_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    "Options of answer mode, refinement and the files a query can write."
+    options = [
+        click.option(
+            "--rounds",
+            type=click.IntRange(1, 3),
+            help="Search rounds, each refined from the last (default: 3 in answer mode, 1 in search mode).",
+        ),
+        click.option("--llm-refine", is_flag=True, help="Claude proposes each next round's search terms."),
+        click.option(
+            "--no-llm", is_flag=True, help="Answer extractively, without calling Claude even if a key is set."
+        ),
+        click.option(
+            "--model",
+            help=f"Claude model for answers (default: $MEMDEX_MODEL, else {DEFAULT_MODEL}).",
+        ),
+        click.option(
+            "--timeout",
+            type=click.FloatRange(min=0, min_open=True),
+            help="Seconds to wait for Claude before answering without it (default 60).",
+        ),
+        click.option(
+            "--output-file",
+            type=click.Path(),
+            help="Also write the output as markdown to FILE, or to a new timestamped file in a folder.",
+        ),
+        click.option(
+            "--retrieve",
+            "retrieve_dir",
+            type=click.Path(file_okay=False),
+            help="Copy the results' files (cited ones in answer mode) into DIR, with manifest.json.",
+        ),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
 @cli.command()
 @click.argument("query", required=False)
 @search_options
+@click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    default="search",
+    show_default=True,
+    help="search: a ranked list; answer: a cited answer (memdex ask); auto: from the wording.",
+)
+@answer_options
 @click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
 @click.option("--sql", "show_sql", is_flag=True, help="Print the SQL each layer ran, ready for sqlite3.")
 @click.option(
@@ -86,7 +134,13 @@ def filters_from(kw: dict[str, Any]) -> Any:
 )
 @click.pass_context
 def search(
-    ctx: click.Context, query: str | None, as_json: bool, show_sql: bool, batch: Any, **kw: Any
+    ctx: click.Context,
+    query: str | None,
+    mode: str,
+    as_json: bool,
+    show_sql: bool,
+    batch: Any,
+    **kw: Any,
 ) -> None:
     """Search the index: topics first, then synonyms, then content.
 
@@ -94,9 +148,6 @@ def search(
 
         memdex search "what did we decide about the cache?" --limit 5
     """
-    from ..query import search as run_search
-    from ..render import search_sql, search_text
-
     if batch is not None:
         from ..batch import run_batch
 
@@ -105,9 +156,40 @@ def search(
         return
     if query is None:
         raise click.UsageError("Give a QUERY, or --batch FILE.")
-    result = run_search(
-        connect(ctx, create=False, readonly=True),
+    _run(ctx, query, mode, as_json, show_sql, kw)
+
+
+@cli.command()
+@click.argument("question")
+@search_options
+@answer_options
+@click.option("--json", "as_json", is_flag=True, help="Print the answer, its sources and rounds as JSON.")
+@click.pass_context
+def ask(ctx: click.Context, question: str, as_json: bool, **kw: Any) -> None:
+    """Answer a question from the index, citing its sources (search --mode answer).
+
+    With ANTHROPIC_API_KEY set, Claude writes the answer from the best passages; without
+    it, offline, or when the API fails, the answer is quoted from the sources and says so.
+
+    Example:
+
+        memdex ask "What problems have we had with ChatGPT?"
+    """
+    _run(ctx, question, "answer", as_json, False, kw)
+
+
+def _run(
+    ctx: click.Context, query: str, mode: str, as_json: bool, show_sql: bool, kw: dict[str, Any]
+) -> None:
+    from ..dispatch import deliver, run
+    from ..llm import Settings
+    from ..render import search_sql
+
+    conn = connect(ctx, create=False, readonly=True)
+    outcome = run(
+        conn,
         query,
+        mode=mode,
         limit=kw["limit"],
         granularity=kw["granularity"],
         max_tokens=kw["max_tokens"],
@@ -115,10 +197,32 @@ def search(
         raw=kw["raw"],
         filters=filters_from(kw),
         full_text=kw["full"],
+        rounds=kw["rounds"],
+        use_llm=not kw["no_llm"],
+        llm_refine=kw["llm_refine"],
+        settings=Settings.from_env(model=kw["model"], timeout=kw["timeout"]),
+    )
+    if outcome.answer is not None and not outcome.answer.sources:
+        raise Failure(f"Nothing in the index matches {query!r}: try fewer or other words, or drop a filter.")
+    deliver(
+        conn,
+        outcome,
+        output_file=kw["output_file"],
+        retrieve_dir=kw["retrieve_dir"],
+        max_tokens=kw["max_tokens"],
     )
     if show_sql:
-        click.echo(search_sql(result))
+        click.echo(search_sql(outcome.result))
     elif as_json:
-        echo_json(result.to_dict())
+        echo_json(outcome.to_dict())
     else:
-        click.echo(search_text(result))
+        click.echo(outcome.text())
+        if outcome.output_file:
+            click.echo(f"\nWrote {outcome.output_file}", err=True)
+        if outcome.retrieved is not None:
+            r = outcome.retrieved
+            click.echo(
+                f"Retrieved {len(r['files'])} files (~{r['total_tokens']:,} tokens) into {r['folder']}"
+                + (f"; skipped {len(r['skipped'])} (see manifest.json)" if r["skipped"] else ""),
+                err=True,
+            )

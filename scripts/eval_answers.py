@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Answer mode, measured: rounds taken, what refinement adds, and whether citations resolve.
+
+On the Serena query set (scripts/eval_data/serena-queries.jsonl, 150 queries) and the chat
+questions (scripts/eval_data/chats, 150 questions over 12 long conversations):
+
+- rounds: how many search rounds each question takes, and why refinement stopped;
+- what refinement adds: Serena recall@10 of the ranked results, and for both sets whether
+  the right evidence is among the sources an answer sends (Serena: the relevant file; chats:
+  the gold turns inside the passages), with one round and with up to three;
+- citations: every citation of every answer must name a source that was sent -- counted,
+  with the unresolved ones listed (there should be none).
+
+Answers are extractive unless a key is set: with ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL
+for a gateway or a local server) the same run checks Claude's citations.
+
+Examples:
+
+    python scripts/eval_answers.py                  # both sets, JSON on stdout
+    python scripts/eval_answers.py --set chats --split test
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import click
+from eval import CHATS, DATA, SERENA_QUERIES, chat_exports, fresh, mean, recall_at
+
+import memdex
+from memdex.answer import Answer, answer
+from memdex.llm import Settings
+
+CHAT_BUDGET = 2000  # tokens of passages sent, as the chat search evaluation uses
+
+
+def citations_of(a: Answer) -> tuple[int, list[int]]:
+    "(citations counted, the ones naming no source that was sent)."
+    sent = {s.n for s in a.sources}
+    cited = [c for d in a.details for c in d.citations]
+    inline = [
+        int(n) for d in a.details for m in re.findall(r"\[(\d+(?:, \d+)*)\]", d.text) for n in m.split(", ")
+    ]
+    inline += [int(n) for m in re.findall(r"\[(\d+(?:, \d+)*)\]", a.summary) for n in m.split(", ")]
+    return len(cited), [c for c in cited + inline if c not in sent]
+
+
+def run_set(
+    conn: sqlite3.Connection,
+    items: list[dict[str, Any]],
+    text_of: str,
+    evidence: Any,
+    budget: int | None,
+    settings: Settings,
+    use_llm: bool,
+) -> dict[str, Any]:
+    rounds: Counter[int] = Counter()
+    stops: Counter[str] = Counter()
+    counted, unresolved, methods = 0, [], Counter()
+    ev1, ev3, ms = [], [], []
+    for item in items:
+        question = item[text_of]
+        t0 = time.perf_counter()
+        full = answer(conn, question, max_tokens=budget, rounds=3, use_llm=use_llm, settings=settings)
+        ms.append((time.perf_counter() - t0) * 1000)
+        one = answer(conn, question, max_tokens=budget, rounds=1, use_llm=False)
+        rounds[len(full.refinement.rounds)] += 1
+        stops[_stop_kind(full.refinement.stopped)] += 1
+        methods[full.method] += 1
+        n, bad = citations_of(full)
+        counted += n
+        unresolved += [{"id": item["id"], "citation": c} for c in bad]
+        ev1.append(float(evidence(one, item)))
+        ev3.append(float(evidence(full, item)))
+    return {
+        "questions": len(items),
+        "rounds": dict(sorted(rounds.items())),
+        "mean_rounds": mean([k for k, v in rounds.items() for _ in range(v)]),
+        "stopped": dict(stops.most_common()),
+        "evidence_in_sources": {"1_round": mean(ev1), "up_to_3_rounds": mean(ev3)},
+        "citations": counted,
+        "unresolved_citations": unresolved,
+        "methods": dict(methods),
+        "ms_per_answer_median": round(sorted(ms)[len(ms) // 2], 1) if ms else 0.0,
+    }
+
+
+def _stop_kind(reason: str) -> str:
+    for kind in ("relevance", "new result", "overlapped", "rounds", "nothing left", "nothing found"):
+        if kind in reason:
+            return kind
+    return reason
+
+
+def serena(work: Path, split: str | None, settings: Settings, use_llm: bool) -> dict[str, Any]:
+    root = DATA / "serena-memories"
+    db_path = fresh(work / "serena.db")
+    conn = memdex.open_index(db_path)
+    memdex.index_paths(conn, [root])
+    items = [json.loads(line) for line in SERENA_QUERIES.read_text().splitlines() if line.strip()]
+    items = [q for q in items if not split or q["split"] == split]
+
+    def key(path: str) -> str:
+        return str(Path(path).relative_to(root))
+
+    def evidence(a: Answer, q: dict[str, Any]) -> bool:
+        return bool({key(s.hit.path) for s in a.sources} & set(q["relevant"]))
+
+    out = run_set(conn, items, "query", evidence, None, settings, use_llm)
+    from memdex.refine import refine
+
+    recall = {}
+    for rounds in (1, 3):
+        ranked = [
+            [key(h.path) for h in refine(conn, q["query"], max_rounds=rounds).result.hits] for q in items
+        ]
+        recall[f"{rounds}_round{'s' if rounds > 1 else ''}"] = mean(
+            [recall_at(r, q["relevant"], 10) for r, q in zip(ranked, items, strict=True)]
+        )
+    out["recall@10"] = recall
+    conn.close()
+    return out
+
+
+def chats(work: Path, split: str | None, settings: Settings, use_llm: bool) -> dict[str, Any]:
+    order = chat_exports(work / "chat-exports")
+    db_path = fresh(work / "chats.db")
+    conn = memdex.open_index(db_path)
+    memdex.index_paths(conn, [work / "chat-exports"])
+    items = [
+        json.loads(line) for line in (CHATS / "questions.jsonl").read_text().splitlines() if line.strip()
+    ]
+    items = [q for q in items if not split or q["split"] == split]
+
+    def evidence(a: Answer, q: dict[str, Any]) -> bool:
+        ids = order[q["conversation"]]
+        wanted = {ids.index(g) for g in q["gold"]}
+        covered = {
+            i
+            for s in a.sources
+            if s.hit.key == q["conversation"]
+            for p in s.passages
+            if "msg_start" in p.meta
+            for i in range(p.meta["msg_start"], p.meta["msg_end"] + 1)
+        }
+        return wanted <= covered
+
+    out = run_set(conn, items, "question", evidence, CHAT_BUDGET, settings, use_llm)
+    conn.close()
+    return out
+
+
+@click.command()
+@click.option(
+    "--set", "which", type=click.Choice(["all", "serena", "chats"]), default="all", show_default=True
+)
+@click.option("--split", type=click.Choice(["dev", "test"]), help="Questions of one split only.")
+@click.option("--no-llm", is_flag=True, help="Extractive answers even when a key is set.")
+@click.option(
+    "--work", type=click.Path(file_okay=False, path_type=Path), help="Keep exports and indexes here."
+)
+def main(which: str, split: str | None, no_llm: bool, work: Path | None) -> None:
+    """Measure answer mode (JSON on stdout).
+
+    Example:
+
+        python scripts/eval_answers.py --set serena --split test
+    """
+    settings = Settings.from_env()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = work or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        result: dict[str, Any] = {"memdex": memdex.__version__, "split": split or "all"}
+        if which in ("all", "serena"):
+            result["serena"] = serena(folder, split, settings, not no_llm)
+        if which in ("all", "chats"):
+            result["chats"] = chats(folder, split, settings, not no_llm)
+        click.echo(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
