@@ -8,9 +8,9 @@ from importlib import resources
 from pathlib import Path
 
 from . import db
+from .answer import answer
 from .ingest.pipeline import index_paths
 from .query import search
-from .answer import answer
 from .render import answer_text, index_text, search_text
 
 SEARCHES = [

@@ -21,12 +21,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import __version__, db
+from . import __version__
+from .documents import MARKDOWN_KINDS
 from .errors import InvalidParameter
 from .models import est_tokens
+from .paths import inside, roots
 from .sources import Source
-
-MARKDOWN_KINDS = {"memory", "note", "serena"}  # whole files; other kinds are conversations
 
 
 def now() -> datetime:
@@ -53,16 +53,6 @@ def write_results(target: str, query: str, markdown: str) -> Path:
     head = f"<!-- memdex {__version__}, {when.isoformat()}, query: {query!r} -->\n\n"
     _replace(path, (head + markdown + "\n").encode("utf-8"))
     return path
-
-
-def roots(conn: sqlite3.Connection) -> list[str]:
-    return [os.path.realpath(r["path"]) for r in conn.execute(db.query("root_paths"))]
-
-
-def inside(path: str, root_paths: list[str]) -> bool:
-    "Is ``path``, resolved, one of the roots or inside one?"
-    real = os.path.realpath(path)
-    return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in root_paths)
 
 
 def retrieve(
