@@ -71,7 +71,8 @@ def get_document(
     chosen = lines[first - 1 : last]
     truncated = False
     if max_tokens is not None:
-        kept, used = [], 0
+        kept: list[str] = []
+        used = 0
         for line in chosen:
             size = len(line.encode("utf-8"))
             if kept and est_tokens(used + size) > max_tokens:
