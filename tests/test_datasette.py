@@ -1,0 +1,223 @@
+"""memdex datasette: a real Datasette server on a free loopback port, asked over HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from memdex import db
+from memdex.cli import cli
+from memdex.ingest.pipeline import index_paths
+from memdex.query import search
+
+pytest.importorskip("datasette", reason="the test extra installs datasette")
+
+REPO = Path(__file__).resolve().parent.parent
+CANNED = [
+    "search",
+    "layer_1_topics",
+    "layer_2_topics_synonyms",
+    "layer_3_content",
+    "layer_4_content_synonyms",
+]
+
+
+class Server:
+    def __init__(self, db_path: Path, log: Path) -> None:
+        self.db = db_path.stem
+        self.log = log
+        with log.open("wb") as stderr:  # the server keeps its own copy of the descriptor
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "memdex", "--db", str(db_path), "datasette", "--port", "0"],
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                env={**os.environ, "MEMDEX_RAISE_ERRORS": "1"},
+            )
+        self.base = self._wait_for_port()
+
+    def _wait_for_port(self) -> str:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            m = re.search(
+                r"Uvicorn running on (http://127\.0\.0\.1:\d+)", self.log.read_text(errors="replace")
+            )
+            if m:
+                base = m.group(1)
+                try:
+                    with urllib.request.urlopen(base + "/-/versions.json", timeout=2):
+                        return base
+                except OSError:
+                    pass
+            assert self.proc.poll() is None, self.log.read_text()
+            time.sleep(0.05)
+        raise AssertionError("memdex datasette did not start: " + self.log.read_text())
+
+    def get(self, path: str, **params: Any) -> Any:
+        url = f"{self.base}{path}" + ("?" + urllib.parse.urlencode(params) if params else "")
+        with urllib.request.urlopen(url, timeout=30) as response:
+            body = response.read()
+        return json.loads(body) if path.endswith(".json") else body.decode()
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def serena_copy(serena_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    "A copy of the session's Serena index: the server opens it, and this module writes to it."
+    target = tmp_path_factory.mktemp("ds") / "serena.db"
+    source = sqlite3.connect(serena_db)
+    dest = sqlite3.connect(target)
+    source.backup(dest)
+    source.close()
+    dest.close()
+    return target
+
+
+@pytest.fixture(scope="module")
+def server(serena_copy: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    running = Server(serena_copy, tmp_path_factory.mktemp("ds-log") / "datasette.log")
+    yield running
+    running.stop()
+
+
+def test_typing_worktree_in_the_chunks_search_box_shows_matching_chunks(server: Server) -> None:
+    page = server.get(f"/{server.db}/chunks")
+    assert 'name="_search"' in page  # the search box is there
+    data = server.get(f"/{server.db}/chunks.json", _search="worktree", _shape="objects", _size="50")
+    assert data["filtered_table_rows_count"] > 100
+    for row in data["rows"]:
+        assert "worktree" in (row["text"] + row["heading"]).lower()
+
+
+def test_documents_search_facets_and_labels(server: Server) -> None:
+    data = server.get(f"/{server.db}/documents.json", _search="worktree", _shape="objects")
+    assert data["filtered_table_rows_count"] > 10
+    facets = data["facet_results"]
+    facets = facets.get("results", facets)  # the shape differs between Datasette releases
+    assert {"kind", "namespace", "type", "platform", "tags"} <= set(facets)
+    kinds = {f["value"]: f["count"] for f in facets["kind"]["results"]}
+    assert kinds == {"serena": data["filtered_table_rows_count"]}
+    html = server.get(f"/{server.db}/documents")
+    assert "Estimated tokens (bytes / 4)" in html  # a labelled column
+    bodies = server.get(f"/{server.db}/document_bodies.json", _search="worktree")
+    assert bodies["filtered_table_rows_count"] > 10  # the view's FTS with its id as key
+
+
+@pytest.mark.parametrize("name", CANNED)
+def test_each_canned_query_answers_q(server: Server, name: str) -> None:
+    rows = server.get(f"/{server.db}/{name}.json", q="worktree cleanup", _shape="array")
+    assert rows and all("title" in r for r in rows)
+
+
+def test_the_cascade_canned_query_ranks_as_memdex_search_does(server: Server, serena_copy: Path) -> None:
+    conn = sqlite3.connect(serena_copy)
+    conn.row_factory = sqlite3.Row
+    for q in ("worktree", "stale worktree folders", "What problems have we had with Copilot hooks?"):
+        rows = server.get(f"/{server.db}/search.json", q=q, _shape="array")
+        ranked = search(conn, q, limit=20).hits
+        assert rows[0]["document_id"] == ranked[0].id, q
+        assert [r["document_id"] for r in rows] == [h.id for h in ranked]
+    conn.close()
+
+
+def test_layer_queries_show_the_match_they_ran(server: Server) -> None:
+    (row, *_) = server.get(
+        f"/{server.db}/layer_4_content_synonyms.json", q="problems worktree", _shape="array"
+    )
+    assert row["match_expression"].startswith('("problems" OR ') and '"worktree"' in row["match_expression"]
+
+
+@pytest.mark.parametrize("q", ['NEAR("', "a AND OR", "*", '"', "-x", "col:umn", "ß🙂", "x" * 10_000, ""])
+def test_hostile_q_never_breaks_a_canned_query(server: Server, q: str) -> None:
+    for name in CANNED:
+        rows = server.get(f"/{server.db}/{name}.json", q=q, _shape="array")
+        assert isinstance(rows, list)
+
+
+def test_served_read_only(server: Server) -> None:
+    sql = "DELETE FROM documents"
+    with pytest.raises(urllib.error.HTTPError) as err:
+        server.get(f"/{server.db}.json", sql=sql)
+    err.value.close()
+    assert err.value.code in (400, 403)
+    assert server.get(f"/{server.db}/documents.json")["filtered_table_rows_count"] > 900
+
+
+def test_the_server_sees_what_a_writer_commits(server: Server, serena_copy: Path, tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "fresh.md").write_text("# Zanzibar protocol\n\nThe zanzibarish handshake.\n")
+    conn = db.connect(serena_copy)
+    index_paths(conn, [notes])
+    conn.close()
+    data = server.get(f"/{server.db}/chunks.json", _search="zanzibarish")
+    assert data["filtered_table_rows_count"] == 1
+
+
+def test_without_datasette_the_command_says_how_to_install_it(
+    sample: sqlite3.Connection, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "datasette.cli", None)
+    result = CliRunner().invoke(cli, ["--db", str(db_path), "datasette"])
+    assert result.exit_code == 1
+    assert "Datasette is not installed: pip install 'memdex[datasette]'" in result.stderr
+
+
+def test_off_loopback_needs_allow_remote(sample: sqlite3.Connection, db_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["--db", str(db_path), "datasette", "--host", "0.0.0.0"])
+    assert result.exit_code == 2 and "--allow-remote" in result.stderr
+
+
+def test_metadata_names_the_database_and_every_canned_query(db_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["--db", str(db_path), "datasette", "--metadata"])
+    data = json.loads(result.stdout)
+    database = data["databases"][db_path.stem]
+    assert sorted(database["queries"]) == sorted(CANNED)
+    assert all(q["title"] and q["description"] for q in database["queries"].values())
+
+
+def test_the_screenshot_script(serena_copy: Path, tmp_path: Path) -> None:
+    "scripts/screenshot.py types a query in the search box of headless Chromium (Debian's)."
+    if not (shutil.which("chromium") and shutil.which("chromedriver")):
+        pytest.skip("needs Debian's chromium and chromium-driver (.ci/run installs them)")
+    out = tmp_path / "search.png"
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "scripts" / "screenshot.py"),
+            "--db",
+            str(serena_copy),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert 'search matches "worktree"' in report["heading"] and "_search=worktree" in report["url"]
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000

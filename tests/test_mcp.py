@@ -1,0 +1,304 @@
+"""memdex mcp: a real MCP client session from the SDK, over stdio and over streamable HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from .messages_api import KEY, serving
+
+mcp = pytest.importorskip("mcp")  # a dependency of memdex: installed with it
+from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+from mcp.types import TextContent  # noqa: E402
+
+Call = tuple[str, dict[str, Any]]
+
+
+def result_of(r: Any) -> dict[str, Any]:
+    "What a tool call returned: the JSON it sent, and whether it is an error."
+    text = "".join(c.text for c in r.content if isinstance(c, TextContent))
+    return {"error": r.is_error, "data": json.loads(text), "structured": r.structured_content}
+
+
+async def _session(read: Any, write: Any, calls: list[Call]) -> dict[str, Any]:
+    async with ClientSession(read, write) as session:
+        init = await session.initialize()
+        tools = await session.list_tools()
+        out: dict[str, Any] = {
+            "instructions": init.instructions,
+            "server": init.server_info.name,
+            "tools": {t.name: t for t in tools.tools},
+            "calls": [],
+        }
+        for name, args in calls:
+            out["calls"].append(result_of(await session.call_tool(name, args)))
+        return out
+
+
+def over_stdio(db_path: Path, calls: list[Call], env: dict[str, str] | None = None) -> dict[str, Any]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memdex", "--db", str(db_path), "mcp"],
+        env={"MEMDEX_RAISE_ERRORS": "1", **(env or {})},
+    )
+
+    async def go() -> dict[str, Any]:
+        async with stdio_client(params) as (read, write):
+            return await _session(read, write, calls)
+
+    return anyio.run(go)
+
+
+@pytest.fixture
+def sample_db(sample: Any, db_path: Path) -> Path:
+    return db_path
+
+
+def test_an_mcp_client_lists_the_tools_and_reads_the_instructions(sample_db: Path) -> None:
+    out = over_stdio(sample_db, [])
+    assert out["server"] == "memdex"
+    assert set(out["tools"]) == {"search_knowledge_base", "get_document", "index_status"}
+    schema = out["tools"]["search_knowledge_base"].input_schema
+    assert set(schema["properties"]) == {
+        "query",
+        "mode",
+        "use_synonyms",
+        "max_results",
+        "granularity",
+        "max_tokens",
+        "output_file",
+        "retrieve_artifacts",
+        "retrieval_dir",
+    }
+    assert schema["additionalProperties"] is False and schema["required"] == ["query"]
+    # written from the live index
+    assert "19 documents" in out["instructions"] and "6 archive" in out["instructions"]
+    assert "search_knowledge_base(query)" in out["instructions"]
+
+
+def test_search_answer_read_and_status_in_one_session(sample_db: Path, tmp_path: Path) -> None:
+    calls: list[Call] = [
+        ("search_knowledge_base", {"query": "deploy key rotation", "mode": "search", "max_results": 3}),
+        ("search_knowledge_base", {"query": "What problems have we had with Chatty?"}),
+        ("index_status", {}),
+    ]
+    out = over_stdio(sample_db, calls)
+    found, answered, status = out["calls"]
+    assert not found["error"] and found["data"] == found["structured"]
+    results = found["data"]["results"]
+    assert found["data"]["mode"] == "search" and 1 <= len(results) <= 3
+    top = results[0]
+    assert top["title"] == "Rotate the deploy keys" and top["match_layer"] == 1
+    assert top["size_bytes"] > 0 and top["est_tokens"] == (top["size_bytes"] + 3) // 4
+    assert [r["score"] for r in results] == sorted((r["score"] for r in results), reverse=True)
+    # auto mode answers a question, citing sources that were sent
+    answer = answered["data"]["answer"]
+    assert answered["data"]["mode"] == "answer" and answer["method"] == "extractive"
+    sent = {s["n"] for s in answer["sources"]}
+    assert answer["details"] and all(set(d["citations"]) <= sent for d in answer["details"])
+    assert answered["data"]["refinement"]["stopped"]
+    assert status["data"]["counts"]["documents"] == 19
+
+    # read the top search result's lines through get_document
+    read = over_stdio(
+        sample_db,
+        [("get_document", {"id": top["id"], "line_start": top["line_start"], "line_end": top["line_end"]})],
+    )["calls"][0]
+    assert not read["error"] and "ssh-keygen" in read["data"]["text"]
+    assert read["data"]["line_start"] == top["line_start"]
+
+
+def test_answers_come_from_claude_when_the_server_has_a_key(sample_db: Path) -> None:
+    with serving() as api:
+        out = over_stdio(
+            sample_db,
+            [
+                (
+                    "search_knowledge_base",
+                    {"query": "What problems have we had with Chatty?", "mode": "answer"},
+                )
+            ],
+            env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": api.url},
+        )
+    answer = out["calls"][0]["data"]["answer"]
+    assert answer["method"] == "claude" and len(api.requests) == 1
+    assert {c for d in answer["details"] for c in d["citations"]} <= {s["n"] for s in answer["sources"]}
+
+
+@pytest.mark.parametrize(
+    ("call", "kind", "says"),
+    [
+        (
+            ("search_knowledge_base", {"query": "x", "limit": 3}),
+            "invalid_parameter",
+            "unknown parameter 'limit'",
+        ),
+        (
+            ("search_knowledge_base", {"query": "x", "max_results": 0}),
+            "invalid_parameter",
+            "max_results: Input should be greater than or equal to 1",
+        ),
+        (
+            ("search_knowledge_base", {"query": "x", "mode": "chat"}),
+            "invalid_parameter",
+            "mode: Input should be 'auto', 'search' or 'answer'",
+        ),
+        (("search_knowledge_base", {}), "invalid_parameter", "query: Field required"),
+        (
+            ("search_knowledge_base", {"query": "x", "retrieve_artifacts": True}),
+            "invalid_parameter",
+            "needs retrieval_dir",
+        ),
+        (("get_document", {}), "invalid_parameter", "exactly one of id or path"),
+        (("get_document", {"id": 999999}), "not_found", "No document has id 999999"),
+        (("get_document", {"path": "/etc/passwd"}), "not_found", "give an id or a path"),
+        (
+            ("get_document", {"id": 1, "line_start": 5, "line_end": 2}),
+            "invalid_parameter",
+            "line_end 2 is before line_start 5",
+        ),
+        (("no_such_tool", {}), "invalid_parameter", "no tool 'no_such_tool'"),
+    ],
+)
+def test_errors_have_one_shape_and_say_how_to_retry(
+    sample_db: Path, call: Call, kind: str, says: str
+) -> None:
+    (result,) = over_stdio(sample_db, [call])["calls"]
+    assert result["error"] is True
+    error = result["data"]["error"]
+    assert error["type"] == kind and says in error["message"], error
+    assert error["retry"]
+
+
+def test_files_written_on_request(sample_db: Path, sample_copy: Path, tmp_path: Path) -> None:
+    calls: list[Call] = [
+        (
+            "search_knowledge_base",
+            {
+                "query": "What problems have we had with Chatty?",
+                "mode": "answer",
+                "output_file": str(tmp_path),
+                "retrieve_artifacts": True,
+                "retrieval_dir": str(tmp_path / "got"),
+            },
+        ),
+        (
+            "search_knowledge_base",
+            {
+                "query": "ChatGPT",
+                "retrieve_artifacts": True,
+                "retrieval_dir": str(sample_copy / "notes" / "x"),
+            },
+        ),
+    ]
+    written, refused = over_stdio(sample_db, calls)["calls"]
+    assert not written["error"]
+    assert Path(written["data"]["output_file"]).parent == tmp_path
+    assert (tmp_path / "got" / "manifest.json").exists() and written["data"]["retrieved"]["files"]
+    assert refused["error"] and refused["data"]["error"]["type"] == "invalid_parameter"
+    assert "inside an indexed root" in refused["data"]["error"]["message"]
+
+
+def test_without_an_index_the_server_still_starts_and_says_what_to_do(tmp_path: Path) -> None:
+    missing = tmp_path / "none.db"
+    out = over_stdio(missing, [("index_status", {}), ("search_knowledge_base", {"query": "x"})])
+    assert "no usable index" in out["instructions"]
+    for call in out["calls"]:
+        assert call["error"] and call["data"]["error"]["type"] == "index_not_found"
+        assert "memdex index PATH" in call["data"]["error"]["retry"]
+    assert not missing.exists()  # a read-only server creates nothing
+
+
+# -- streamable HTTP ----------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def http_server(db_path: Path) -> Iterator[str]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memdex", "--db", str(db_path), "mcp", "--http", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "MEMDEX_RAISE_ERRORS": "1"},
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+                assert time.monotonic() < deadline, "memdex mcp --http did not start"
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        if proc.stderr:
+            proc.stderr.close()
+
+
+def post(url: str, headers: dict[str, str]) -> int:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+    request = urllib.request.Request(
+        url,
+        data=body,
+        method="POST",
+        headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            **headers,
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+
+
+def test_streamable_http_on_loopback_with_an_origin_check(sample_db: Path) -> None:
+    from mcp.client.streamable_http import streamable_http_client
+
+    with http_server(sample_db) as url:
+
+        async def go() -> dict[str, Any]:
+            async with streamable_http_client(url) as (read, write):
+                return await _session(
+                    read, write, [("search_knowledge_base", {"query": "worktree", "mode": "search"})]
+                )
+
+        out = anyio.run(go)
+        assert out["calls"][0]["data"]["results"][0]["title"]
+        port = url.split(":")[2].split("/")[0]
+        assert post(url, {"Origin": "http://evil.example"}) == 403
+        assert post(url, {"Host": "evil.example"}) == 421
+        assert post(url, {"Origin": f"http://127.0.0.1:{port}"}) not in (403, 421)
+
+
+def test_the_http_server_refuses_to_start_off_loopback_without_being_told(sample_db: Path) -> None:
+    from click.testing import CliRunner
+
+    from memdex.cli import cli
+
+    result = CliRunner().invoke(cli, ["--db", str(sample_db), "mcp", "--http", "--host", "0.0.0.0"])
+    assert result.exit_code == 2
+    assert "--allow-remote" in result.stderr
