@@ -12,6 +12,7 @@ from typing import Any
 
 from . import modes
 from .answer import Answer, answer
+from .errors import InvalidParameter
 from .llm import Settings
 from .models import SearchResult
 from .query import Filters, search
@@ -45,10 +46,6 @@ class Outcome:
     def text(self) -> str:
         return answer_text(self.answer) if self.answer else search_text(self.result)
 
-    @property
-    def found_nothing(self) -> bool:
-        return not self.result.hits
-
 
 def run(
     conn: sqlite3.Connection,
@@ -73,6 +70,8 @@ def run(
     """
     chosen = modes.resolve(mode, query)
     if chosen == "answer":
+        if raw:
+            raise InvalidParameter("--raw is for search mode: an answer searches the question's own words.")
         result = answer(
             conn,
             query,
@@ -84,7 +83,11 @@ def run(
             use_llm=use_llm,
             llm_refine=llm_refine,
             settings=settings,
+            full_text=full_text,
         )
+        if result.refinement is None:  # nothing to search for: an empty result says so
+            empty = search(conn, "", limit=limit, filters=filters)
+            return Outcome(query, "answer", empty, None, result)
         return Outcome(query, "answer", result.refinement.result, result.refinement, result)
     if (rounds or 1) > 1 and not raw:
         ref = refine(
@@ -95,6 +98,7 @@ def run(
             max_tokens=max_tokens,
             use_synonyms=use_synonyms,
             filters=filters,
+            full_text=full_text,
             max_rounds=rounds or 1,
         )
         return Outcome(query, "search", ref.result, ref)
@@ -130,5 +134,5 @@ def deliver(
             sources = pack(conn, outcome.result.hits, RETRIEVE_ALL)
         outcome.retrieved = retrieve(conn, sources, retrieve_dir, query=outcome.query, max_tokens=max_tokens)
     if output_file:
-        outcome.output_file = str(write_results(output_file, outcome.query, outcome.text()))
+        outcome.output_file = str(write_results(conn, output_file, outcome.query, outcome.text()))
     return outcome

@@ -12,7 +12,7 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
-from . import synonyms
+from . import citations, synonyms
 from .hits import explainer_for
 from .sources import Source
 from .terms import parse_query
@@ -21,7 +21,10 @@ MAX_DETAILS = 6
 PER_SOURCE = 2
 MAX_CHARS = 400
 _SPEAKER = re.compile(r"^(User|Assistant|Human|Claude|ChatGPT|Gemini|System|Tool)\s*:\s*", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+(?=[\"'(\[]?[A-Z0-9])|(?<=[。！？])")
+# Abbreviations a sentence does not end at: "Dr. Smith agreed." is one sentence.
+_ABBREVIATION = re.compile(r"\b(Dr|Mr|Mrs|Ms|Prof|St|No|Fig|vs|etc|e\.g|i\.e|approx|cf)\.$", re.IGNORECASE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _MARKUP = re.compile(r"^\s*(#{1,6}\s+|[-*+]\s+(\[[ xX]\]\s+)?|\d+[.)]\s+|>\s*)")
 
 
@@ -45,15 +48,23 @@ def extract(conn: sqlite3.Connection, query: str, sources: list[Source], timelin
                 scored.append((score, source.n, position, sentence))
                 position += 1
     best = _choose(scored)
-    if not best:  # no sentence holds a query word: each source's first lines stand for it
-        best = [(0.0, s.n, 0, next(iter(sentences(s.passages[0].text)), s.hit.title)) for s in sources]
-        best = best[:MAX_DETAILS]
+    if not best:  # no sentence holds a query word: each source's opening stands for it
+        best = [(0.0, s.n, 0, _opening(s.passages[0].text)) for s in sources][:MAX_DETAILS]
     top = max(best, key=lambda b: b[0])
     # Sources are numbered by rank, or by date for a timeline: either way, their order.
     best.sort(key=lambda b: (b[1], b[2]))
-    details = [(_clip(sentence), n, relevance[n]) for _, n, _, sentence in best]
+    # A claim's confidence: its source's relevance, scaled by how well the sentence itself
+    # matches the question against the best sentence found.
+    details = [
+        (
+            citations.neutralize(_clip(sentence)),
+            n,
+            relevance[n] * (0.5 + 0.5 * (score / top[0] if top[0] > 0 else 0.0)),
+        )
+        for score, n, _, sentence in best
+    ]
     title = next(s.hit.title for s in sources if s.n == top[1])
-    summary = f"The best match is “{title}” [{top[1]}]: {_clip(top[3])}"
+    summary = f"The best match is “{title}” [{top[1]}]: {citations.neutralize(_clip(top[3]))}"
     if timeline:
         summary += " The details follow the sources' dates, oldest first."
     return Extract(summary, details)
@@ -93,9 +104,8 @@ def sentences(text: str) -> list[str]:
         m = _SPEAKER.match(para)
         if m:
             speaker, para = m.group(1), para[m.end() :]
-        for piece in _SENTENCE_END.split(para):
-            piece = piece.strip()
-            if len(piece.split()) >= 4:
+        for piece in _split(para):
+            if len(piece.split()) >= 4 or len(_CJK.findall(piece)) >= 6:
                 out.append(f"{speaker}: {piece}" if speaker else piece)
 
     for line in text.splitlines():
@@ -103,8 +113,8 @@ def sentences(text: str) -> list[str]:
             flush()
             in_code = not in_code
             continue
-        if in_code:
-            continue
+        if in_code or (not paragraph and line.startswith(("    ", "\t"))):
+            continue  # fenced or indented code is not prose
         stripped = _MARKUP.sub("", line).strip()
         if not stripped or line.lstrip().startswith(("#", "|")):
             flush()  # blank lines, headings and table rows end a paragraph; none is a sentence
@@ -114,6 +124,26 @@ def sentences(text: str) -> list[str]:
         paragraph.append(stripped)
     flush()
     return out
+
+
+def _split(paragraph: str) -> list[str]:
+    "A paragraph cut at sentence ends, except after abbreviations."
+    out: list[str] = []
+    for piece in _SENTENCE_END.split(paragraph):
+        piece = piece.strip()
+        if not piece:
+            continue
+        if out and _ABBREVIATION.search(out[-1]):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
+
+
+def _opening(text: str) -> str:
+    "The first sentence of a passage, else its first 200 characters: text, never a title."
+    first = next(iter(sentences(text)), "")
+    return first or " ".join(text.split())[:200]
 
 
 def _clip(sentence: str) -> str:

@@ -59,7 +59,12 @@ class Reply:
 
 
 class Claude:
-    "A client for structured calls; construct it only when a key is set."
+    """A client for structured calls; construct it only when a key is set.
+
+    Once a call fails for a reason that will not go away within this run (the key refused,
+    no network, the API down after retries, a timeout), later calls fail at once with the
+    same reason instead of paying for it again. A reply of the wrong shape does not count.
+    """
 
     def __init__(self, settings: Settings) -> None:
         if not settings.api_key:
@@ -67,6 +72,7 @@ class Claude:
         import anthropic
 
         self.settings = settings
+        self.failed: str | None = None
         self._anthropic = anthropic
         # memdex retries itself, so that a long retry-after cannot stall a search for minutes.
         self.client = anthropic.Anthropic(
@@ -78,6 +84,20 @@ class Claude:
 
     def call(self, system: str, prompt: str, tool: dict[str, Any], max_tokens: int = 2048) -> Reply:
         "Send one user message; return the input Claude gave the tool."
+        if self.failed:
+            raise Unavailable(self.failed)
+        try:
+            message = self._create(system, prompt, tool, max_tokens)
+        except Unavailable as exc:
+            self.failed = str(exc)
+            raise
+        for block in message.content:
+            if block.type == "tool_use" and block.name == tool["name"] and isinstance(block.input, dict):
+                usage = message.usage
+                return Reply(dict(block.input), message.model, usage.input_tokens, usage.output_tokens)
+        raise Unavailable(f"the reply held no {tool['name']!r} result (stop reason {message.stop_reason})")
+
+    def _create(self, system: str, prompt: str, tool: dict[str, Any], max_tokens: int) -> Any:
         errors = self._anthropic
         request: dict[str, Any] = {
             "model": self.settings.model,
@@ -88,10 +108,9 @@ class Claude:
             "tool_choice": {"type": "tool", "name": tool["name"]},
         }
         attempt = 0
-        while True:
+        while True:  # returns the message, or raises Unavailable
             try:
-                message = self.client.messages.create(**request)
-                break
+                return self.client.messages.create(**request)
             except errors.AuthenticationError as exc:
                 raise Unavailable(f"the API refused the key (401): check {KEY_ENV}") from exc
             except errors.PermissionDeniedError as exc:
@@ -108,13 +127,12 @@ class Claude:
             except errors.APITimeoutError as exc:
                 raise Unavailable(f"no reply within {self.settings.timeout:g} s") from exc
             except errors.APIConnectionError as exc:
-                where = self.settings.base_url or "api.anthropic.com"
-                raise Unavailable(f"cannot reach {where} (offline?)") from exc
-        for block in message.content:
-            if block.type == "tool_use" and block.name == tool["name"] and isinstance(block.input, dict):
-                usage = message.usage
-                return Reply(dict(block.input), message.model, usage.input_tokens, usage.output_tokens)
-        raise Unavailable(f"the reply held no {tool['name']!r} result (stop reason {message.stop_reason})")
+                cause = f"{type(exc.__cause__).__name__}: {exc.__cause__}" if exc.__cause__ else ""
+                if "header" in cause.lower():
+                    raise Unavailable(
+                        f"the request could not be sent: a header is malformed (check {KEY_ENV})"
+                    ) from exc
+                raise Unavailable(f"cannot reach {public_url(self.settings.base_url)} (offline?)") from exc
 
     def _retry_wait(self, exc: Any, attempt: int) -> float | None:
         "Seconds to wait before retrying a 429, 5xx or overloaded reply; None: do not retry."
@@ -125,6 +143,23 @@ class Claude:
         if after is None:
             return min(0.5 * 2**attempt, self.settings.max_wait)
         return after if after <= self.settings.max_wait else None
+
+
+def public_url(url: str | None) -> str:
+    "An endpoint as it may be shown: no user, password, query or fragment."
+    if not url:
+        return "api.anthropic.com"
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "the endpoint in ANTHROPIC_BASE_URL"
+    return (
+        f"{parts.scheme}://{host}{port}{parts.path}" if parts.scheme else "the endpoint in ANTHROPIC_BASE_URL"
+    )
 
 
 def _retry_after(headers: Any) -> float | None:

@@ -39,6 +39,8 @@ _TIMELINE_WORDS = re.compile(
 
 def detect(text: str) -> str:
     "``search`` or ``answer``, from the wording of a query."
+    if is_timeline(text):  # "timeline of X" asks for a story, not a list
+        return "answer"
     if _SEARCH_START.match(text):
         return "search"
     if text.rstrip().endswith("?") or _QUESTION_START.match(text):

@@ -6,8 +6,9 @@ export holds many conversations) into DIR with a ``manifest.json``, under a toke
 
 It never reads outside the indexed roots: each source is resolved (symlinks and ``..``) and
 must lie inside a root; anything else is skipped and named in the manifest. It never writes
-into an indexed root either (the copies would be indexed again), and it replaces files by
-rename, so a symlink planted in DIR is replaced, not followed.
+inside an indexed root either -- the results file or copies would be indexed as memories,
+or overwrite one -- and it writes by rename or exclusive create, so a symlink planted where
+a file is about to go is replaced, not followed.
 """
 
 from __future__ import annotations
@@ -29,6 +30,15 @@ from .paths import inside, roots
 from .sources import Source
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+UMASK = _umask()  # read once, at import: os.umask cannot be read without setting it
+
+
 def now() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
 
@@ -38,21 +48,39 @@ def slug(text: str, limit: int = 48) -> str:
     return "-".join(words)[:limit].strip("-") or "query"
 
 
-def write_results(target: str, query: str, markdown: str) -> Path:
+def write_results(conn: sqlite3.Connection, target: str, query: str, markdown: str) -> Path:
     """Write the results as markdown: to ``target``, or, when it is a folder, to a new
     timestamped file in it. Returns the path written."""
     when = now()
     path = Path(target).expanduser()
-    if path.is_dir() or target.endswith(("/", os.sep)):
-        path.mkdir(parents=True, exist_ok=True)
-        path = path / f"memdex-{when:%Y%m%d-%H%M%S}-{slug(query)}.md"
-    elif not path.parent.is_dir():
-        raise InvalidParameter(
-            f"--output-file {target}: folder {path.parent} does not exist; create it first."
-        )
-    head = f"<!-- memdex {__version__}, {when.isoformat()}, query: {query!r} -->\n\n"
-    _replace(path, (head + markdown + "\n").encode("utf-8"))
+    folder = path if path.is_dir() or target.endswith(("/", os.sep)) else path.parent
+    _not_in_a_root(conn, folder if folder == path else path, "--output-file", target)
+    head = f"<!-- memdex {__version__}, {when.isoformat()}, query: {_comment(query)} -->\n\n"
+    data = (head + markdown + "\n").encode("utf-8")
+    try:
+        if folder == path:
+            path.mkdir(parents=True, exist_ok=True)
+            return _create_new(path, f"memdex-{when:%Y%m%d-%H%M%S}-{slug(query)}", ".md", data)
+        if not folder.is_dir():
+            problem = "is not a folder" if folder.exists() else "does not exist; create it first"
+            raise InvalidParameter(f"--output-file {target}: {folder} {problem}.")
+        _replace(path, data)
+    except OSError as exc:
+        raise InvalidParameter(f"--output-file {target}: cannot write it ({exc.strerror or exc}).") from exc
     return path
+
+
+def _comment(text: str) -> str:
+    "Text safe inside an HTML comment: no ``--`` can close it."
+    return repr(text).replace("--", "- -")
+
+
+def _not_in_a_root(conn: sqlite3.Connection, path: Path, option: str, given: str) -> None:
+    if inside(str(path), roots(conn)):
+        raise InvalidParameter(
+            f"{option} {given} is inside an indexed root, where it would be indexed as a memory "
+            "(or overwrite one); choose a place outside the roots."
+        )
 
 
 def retrieve(
@@ -62,17 +90,12 @@ def retrieve(
     *,
     query: str,
     max_tokens: int | None = None,
-    why: dict[int, str] | None = None,
 ) -> dict[str, Any]:
     """Copy each source into ``target`` (markdown kinds: the file; conversations: the passages)
     until ``max_tokens`` would be passed; write ``manifest.json``; return the manifest."""
     allowed = roots(conn)
     folder = Path(target).expanduser()
-    if inside(str(folder), allowed):
-        raise InvalidParameter(
-            f"--retrieve {target} is inside an indexed root, where the copies would be indexed again; "
-            "choose a folder outside it."
-        )
+    _not_in_a_root(conn, folder, "--retrieve", target)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -83,11 +106,15 @@ def retrieve(
     for s in sources:
         h = s.hit
         entry = {"n": s.n, "id": h.id, "title": h.title, "kind": h.kind, "source": h.path}
+        name = _name(s)
         if not inside(h.path, allowed):
             skipped.append({**entry, "reason": "outside the indexed roots"})
             continue
+        if inside(str(folder / name), allowed):  # a file root that sits inside the folder
+            skipped.append({**entry, "reason": f"{folder / name} is an indexed file"})
+            continue
         try:
-            data = _content(s)
+            data, mode = _content(s)
         except OSError as exc:
             skipped.append({**entry, "reason": f"cannot read it ({exc.strerror or exc})"})
             continue
@@ -95,8 +122,7 @@ def retrieve(
         if max_tokens is not None and total + tokens > max_tokens:
             skipped.append({**entry, "reason": f"~{tokens:,} tokens would pass --max-tokens {max_tokens:,}"})
             continue
-        name = _name(s)
-        _replace(folder / name, data)
+        _replace(folder / name, data, mode)
         total += tokens
         files.append(
             {
@@ -106,7 +132,7 @@ def retrieve(
                 "est_tokens": tokens,
                 "whole_file": h.kind in MARKDOWN_KINDS,
                 "locations": s.locations,
-                "why": (why or {}).get(s.n) or s.why_cited or h.why_relevant["summary"],
+                "why": s.why_cited or h.why_relevant["summary"],
             }
         )
     manifest = {
@@ -119,19 +145,25 @@ def retrieve(
         "files": files,
         "skipped": skipped,
     }
+    if inside(str(folder / "manifest.json"), allowed):
+        raise InvalidParameter(
+            f"--retrieve {target}: its manifest.json is an indexed file; choose another folder."
+        )
     _replace(folder / "manifest.json", (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode())
     return manifest
 
 
-def _content(s: Source) -> bytes:
+def _content(s: Source) -> tuple[bytes, int | None]:
+    "What to write for a source, and the file mode to give it (a copy keeps its source's)."
     h = s.hit
     if h.kind in MARKDOWN_KINDS:
-        return Path(h.path).read_bytes()
+        with open(h.path, "rb") as f:
+            return f.read(), os.fstat(f.fileno()).st_mode & 0o777
     meta = " · ".join(x for x in [h.platform or h.kind, (h.date or "")[:10]] if x)
     parts = [f"# {h.title}", "", f"{meta} · from {h.path}"]
     for p in s.passages:
         parts += ["", f"## {p.location}", "", p.text]
-    return ("\n".join(parts) + "\n").encode("utf-8")
+    return ("\n".join(parts) + "\n").encode("utf-8"), None
 
 
 def _name(s: Source) -> str:
@@ -140,10 +172,11 @@ def _name(s: Source) -> str:
     return f"{s.n:02d}-{base}"
 
 
-def _replace(path: Path, data: bytes) -> None:
+def _replace(path: Path, data: bytes, mode: int | None = None) -> None:
     "Write by rename: readers see the old file or the new one, and a symlink is not followed."
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".memdex-")
     try:
+        os.fchmod(fd, mode if mode is not None else 0o666 & ~UMASK)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
@@ -151,3 +184,17 @@ def _replace(path: Path, data: bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _create_new(folder: Path, stem: str, suffix: str, data: bytes) -> Path:
+    "A new file in ``folder`` (never an existing one): stem.md, else stem-2.md, stem-3.md..."
+    for n in range(1, 1000):
+        path = folder / f"{stem}{'' if n == 1 else f'-{n}'}{suffix}"
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        return path
+    raise InvalidParameter(f"--output-file {folder}: too many results files named {stem}*{suffix}.")

@@ -24,13 +24,16 @@ import sqlite3
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import db
 from .models import Hit, SearchResult
 from .query import Filters, search
 from .stem import fold, stem, words
-from .terms import STOPWORDS, parse_query
+from .terms import STOPWORDS, is_date_word, parse_query
+
+if TYPE_CHECKING:
+    from .llm import Claude
 
 MAX_ROUNDS = 3
 GOOD_RELEVANCE = 0.7
@@ -43,7 +46,8 @@ SUGGEST_FROM = 5  # a round's best results that suggest the next round's terms
 RRF_K = 10
 LATER_ROUND_WEIGHT = 0.5
 
-# (question, findings of the round just run, memdex's own suggestions) -> terms, or raise
+# (question, findings of the round just run, memdex's own suggestions) -> terms; raises
+# memdex.llm.Unavailable when it cannot
 Proposer = Callable[[str, list[Hit], list[str]], list[str]]
 
 
@@ -61,6 +65,35 @@ class Round:
     suggestions: dict[str, list[str]] = field(default_factory=dict)
     proposed_by: str = "question"  # question | memdex | claude
     note: str = ""
+
+    def evaluate(self, conn: sqlite3.Connection, earlier: list[Round], filters: Filters | None) -> None:
+        "Score this round against the earlier ones: new, overlap, relevance, coverage, suggestions."
+        hits = self.result.hits
+        ids = _ids(hits)
+        seen = {i for r in earlier for i in _ids(r.result.hits)}
+        self.new = [i for i in dict.fromkeys(ids) if i not in seen]
+        if earlier and ids:
+            before = set(_ids(earlier[-1].result.hits))
+            self.overlap = sum(1 for i in ids if i in before) / len(ids)
+        top = sorted((h.relevance for h in hits), reverse=True)[:3]
+        self.relevance = sum(top) / len(top) if top else 0.0
+        best = list(dict.fromkeys(h.id for h in hits if h.relevance > 0))[:SUGGEST_FROM]
+        docs = _documents(conn, best)
+        namespaces = Counter(h.namespace for h in hits if h.namespace)
+        searched = (filters.namespace if filters and filters.namespace else None) or "all"
+        suggested = [ns for ns, n in namespaces.most_common() if n >= 2 and ns != searched][:3]
+        self.coverage = {
+            "namespaces_searched": [searched],
+            "namespaces_found": sorted(namespaces),
+            "namespaces_suggested": suggested,
+        }
+        tags = Counter(t for d in docs for t in d["tags"])
+        self.suggestions = {
+            "terms": _terms(conn, self.result, docs),
+            "tags": [t for t, n in tags.most_common() if n >= 2][:5],
+            "topics": _topics(docs),
+            "namespaces": suggested,
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -108,99 +141,92 @@ def refine(
     max_tokens: int | None = None,
     use_synonyms: bool = True,
     filters: Filters | None = None,
+    full_text: bool = False,
     max_rounds: int = MAX_ROUNDS,
     proposer: Proposer | None = None,
     search_text: str | None = None,
 ) -> Refinement:
     """Search for ``question`` in up to ``max_rounds`` rounds, each refined from the last.
 
-    :param proposer: proposes the next round's terms (``--llm-refine``); when it fails,
-        memdex's own suggestions are used and the round says why
+    :param proposer: proposes the next round's terms (``--llm-refine``); when it raises
+        :class:`~memdex.llm.Unavailable`, memdex's own suggestions are used and the round
+        says why
     :param search_text: what to search for, when it differs from the question (a timeline
         question without its framing words)
     """
+    from .llm import Unavailable
+
     base = search_text or question
-    options = {"granularity": granularity, "use_synonyms": use_synonyms, "filters": filters}
+    options = {
+        "granularity": granularity,
+        "use_synonyms": use_synonyms,
+        "filters": filters,
+        "full_text": full_text,
+    }
     rounds: list[Round] = []
     used: set[str] = {stem(fold(w)) for w in words(base)}
     query, proposed_by, note = base, "question", ""
     stopped = f"{max_rounds} round{'s' if max_rounds != 1 else ''}"
     for number in range(1, max_rounds + 1):
         result = search(conn, query, limit=limit, **options)  # type: ignore[arg-type]
-        current = _Round(conn, number, query, result, proposed_by, note, rounds[-1] if rounds else None)
-        current.evaluate(seen={i for r in rounds for i in _ids(r.result.hits)}, filters=filters)
-        rounds.append(current.round)
+        current = Round(number, query, result, proposed_by=proposed_by, note=note)
+        current.evaluate(conn, rounds, filters)
+        rounds.append(current)
         reason = _stop_reason(rounds, limit)
         if reason:
             stopped = reason
             break
         if number == max_rounds:
             break
-        local = [t for t in current.round.suggestions["terms"] if stem(fold(t)) not in used]
+        local = _fresh(current.suggestions["terms"], used)
         proposed, proposed_by, note = local[:TERMS_PER_ROUND], "memdex", ""
         if proposer is not None:
             try:
-                mine = [t for t in proposer(question, result.hits, local) if stem(fold(t)) not in used]
+                mine = _fresh(proposer(question, result.hits, local), used)
                 proposed, proposed_by = mine[:5] or proposed, "claude" if mine else "memdex"
-            except Exception as exc:  # any failure of the model falls back to memdex's own terms
+            except Unavailable as exc:
                 note = f"Claude could not propose terms ({exc}); used memdex's suggestions"
         if not proposed:
             stopped = "nothing left to refine with: the results suggest no new terms"
             break
         used |= {stem(fold(w)) for t in proposed for w in words(t)}
-        query = f"{base} {' '.join(proposed)}"
+        # The new words go first: a question at the term limit would otherwise cut them off.
+        query = f"{' '.join(proposed)} {base}"
     fused = _fuse(rounds, limit, max_tokens)
     return Refinement(question, rounds, stopped, fused)
 
 
+def _fresh(terms: list[str], used: set[str]) -> list[str]:
+    """Terms worth adding: not already searched, and not month or year words, which a query
+    reads as date filters -- a proposed "November" must not narrow the next round."""
+    out = []
+    for term in terms:
+        if not isinstance(term, str) or not words(term):
+            continue
+        if all(stem(fold(w)) in used for w in words(term)) or any(is_date_word(w) for w in term.split()):
+            continue
+        out.append(term)
+    return out
+
+
+def claude_proposer(claude: Claude) -> Proposer:
+    "A proposer that asks Claude for the next round's terms (``--llm-refine``)."
+
+    def propose(question: str, hits: list[Hit], suggestions: list[str]) -> list[str]:
+        from .llm import Unavailable
+        from .prompts import REFINE_SYSTEM, REFINE_TOOL, refine_prompt
+
+        reply = claude.call(REFINE_SYSTEM, refine_prompt(question, hits, suggestions), REFINE_TOOL, 256)
+        terms = reply.data.get("terms")
+        if not isinstance(terms, list):
+            raise Unavailable("the reply held no terms")
+        return [t.strip() for t in terms if isinstance(t, str) and t.strip()][:5]
+
+    return propose
+
+
 def _ids(hits: list[Hit]) -> list[int]:
     return [h.id for h in hits]
-
-
-class _Round:
-    "Evaluates one round's results: new, overlap, relevance, coverage, suggestions."
-
-    def __init__(
-        self,
-        conn: sqlite3.Connection,
-        number: int,
-        query: str,
-        result: SearchResult,
-        proposed_by: str,
-        note: str,
-        previous: Round | None,
-    ) -> None:
-        self.conn = conn
-        self.previous = previous
-        self.round = Round(number, query, result, proposed_by=proposed_by, note=note)
-
-    def evaluate(self, seen: set[int], filters: Filters | None) -> None:
-        r = self.round
-        hits = r.result.hits
-        ids = _ids(hits)
-        r.new = [i for i in dict.fromkeys(ids) if i not in seen]
-        if self.previous is not None and ids:
-            before = set(_ids(self.previous.result.hits))
-            r.overlap = sum(1 for i in ids if i in before) / len(ids)
-        top = sorted((h.relevance for h in hits), reverse=True)[:3]
-        r.relevance = sum(top) / len(top) if top else 0.0
-        best = [h for h in hits if h.relevance > 0][:SUGGEST_FROM]
-        docs = _documents(self.conn, _ids(best))
-        namespaces = Counter(h.namespace for h in hits if h.namespace)
-        searched = (filters.namespace if filters and filters.namespace else None) or "all"
-        r.coverage = {
-            "namespaces_searched": [searched],
-            "namespaces_found": sorted(namespaces),
-            "namespaces_suggested": [ns for ns, n in namespaces.most_common() if n >= 2 and ns != searched][
-                :3
-            ],
-        }
-        r.suggestions = {
-            "terms": _terms(self.conn, r.result, docs),
-            "tags": [t for t, n in Counter(t for d in docs for t in d["tags"]).most_common() if n >= 2][:5],
-            "topics": _topics(docs),
-            "namespaces": r.coverage["namespaces_suggested"],
-        }
 
 
 def _documents(conn: sqlite3.Connection, ids: list[int]) -> list[dict[str, Any]]:

@@ -39,9 +39,9 @@ class Passage:
     truncated: bool = False
     meta: dict[str, Any] = field(default_factory=dict)  # chats: msg_start, msg_end, roles
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, full_text: bool = False) -> dict[str, Any]:
         out = {k: v for k, v in self.__dict__.items() if k not in ("text", "meta")}
-        return {**out, **self.meta}
+        return {**out, **self.meta, **({"text": self.text} if full_text else {})}
 
 
 @dataclass
@@ -60,7 +60,7 @@ class Source:
     def locations(self) -> list[str]:
         return list(dict.fromkeys(p.location for p in self.passages))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, full_text: bool = False) -> dict[str, Any]:
         h = self.hit
         return {
             "n": self.n,
@@ -79,7 +79,7 @@ class Source:
             "relevance": h.relevance,
             "cited": self.cited,
             "why_cited": self.why_cited,
-            "passages": [p.to_dict() for p in self.passages],
+            "passages": [p.to_dict(full_text) for p in self.passages],
         }
 
 
@@ -98,12 +98,13 @@ def pack(
     """
     if not hits:
         return []
-    rows = conn.execute(db.query("hit_chunks"), {"ids": json.dumps([h.id for h in hits])}).fetchall()
-    by_id = {r["id"]: r for r in rows}
     if all(h.chunk_id is not None for h in hits):
-        order = _by_rank(hits, by_id)
+        ids = [h.chunk_id for h in hits]
+        rows = conn.execute(db.query("chunks_by_id"), {"ids": json.dumps(ids)}).fetchall()
+        order = _by_rank(hits, {r["id"]: r for r in rows})
     else:
-        order = _in_turns(hits, by_id)
+        rows = conn.execute(db.query("hit_chunks"), {"ids": json.dumps([h.id for h in hits])}).fetchall()
+        order = _in_turns(hits, {r["id"]: r for r in rows})
     chosen: dict[int, tuple[Hit, list[Passage]]] = {}
     left = budget
     for hit, chunk in order:
@@ -165,15 +166,16 @@ def _passage(chunk: sqlite3.Row, path: str) -> Passage:
 
 
 def _cut(passage: Passage, tokens: int) -> Passage:
-    "The passage cut to about ``tokens`` estimated tokens, at a line or word boundary."
-    data = passage.text.encode("utf-8")[: max(tokens, 1) * 4]
+    "The passage cut to at most ``tokens`` estimated tokens, at a line or word boundary."
+    marker = " …"
+    data = passage.text.encode("utf-8")[: max(tokens * 4 - len(marker.encode()), 1)]
     text = data.decode("utf-8", "ignore")
     for sep in ("\n", " "):
         at = text.rfind(sep)
         if at > len(text) // 2:
             text = text[:at]
             break
-    text += " …"
+    text += marker
     passage.text, passage.truncated = text, True
     passage.est_tokens = est_tokens(len(text.encode("utf-8")))
     return passage

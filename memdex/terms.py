@@ -149,6 +149,11 @@ def _display(piece: str) -> str:
     return trimmed or " ".join(tokens(piece))
 
 
+def is_date_word(word: str) -> bool:
+    "Is ``word`` (as typed, punctuation around it ignored) a year or a month a query filters by?"
+    return _is_date_word(word.strip(".,;:!?\"'()[]{}"))
+
+
 def _is_date_word(word: str) -> bool:
     lower = word.casefold()
     if _YEAR.match(lower):

@@ -41,15 +41,18 @@ from memdex.llm import Settings
 CHAT_BUDGET = 2000  # tokens of passages sent, as the chat search evaluation uses
 
 
+# Any bracket with a number in it, not right after a word or a backtick: a broader net than
+# what memdex reads as a citation, so a form it misses is still counted here.
+ANY_CITATION = re.compile(r"(?<![\w`])\[([^\[\]\n]*\d[^\[\]\n]*)\]")
+
+
 def citations_of(a: Answer) -> tuple[int, list[int]]:
-    "(citations counted, the ones naming no source that was sent)."
+    "(citations counted, the numbers in the answer's text or lists naming no source that was sent)."
     sent = {s.n for s in a.sources}
-    cited = [c for d in a.details for c in d.citations]
-    inline = [
-        int(n) for d in a.details for m in re.findall(r"\[(\d+(?:, \d+)*)\]", d.text) for n in m.split(", ")
-    ]
-    inline += [int(n) for m in re.findall(r"\[(\d+(?:, \d+)*)\]", a.summary) for n in m.split(", ")]
-    return len(cited), [c for c in cited + inline if c not in sent]
+    listed = [c for d in a.details for c in d.citations]
+    texts = [a.summary, *(d.text for d in a.details)]
+    inline = [int(n) for t in texts for c in ANY_CITATION.findall(t) for n in re.findall(r"\d+", c)]
+    return len(listed), [c for c in listed + inline if c not in sent]
 
 
 def run_set(

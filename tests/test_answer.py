@@ -4,7 +4,6 @@ Messages API server (tests/messages_api.py), and without a key."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import sqlite3
 from pathlib import Path
@@ -42,14 +41,21 @@ def with_server(server: MessagesAPI, key: str = KEY) -> dict[str, str]:
     return {"ANTHROPIC_API_KEY": key, "ANTHROPIC_BASE_URL": server.url}
 
 
+# Any bracket with a number in it, not right after a word or a backtick: broader than what
+# memdex itself reads as a citation, so a form it misses still fails here.
+ANY_CITATION = re.compile(r"(?<![\w`])\[([^\[\]\n]*\d[^\[\]\n]*)\]")
+
+
 def assert_citations_resolve(answer: dict[str, Any]) -> int:
-    "Every citation, listed or inline, names a source that was sent. Returns how many."
+    "Every citation, listed or in any bracket of the text, names a source that was sent."
     sent = {s["n"] for s in answer["sources"]}
     count = 0
+    for text in [answer["summary"], *(d["text"] for d in answer["details"])]:
+        for content in ANY_CITATION.findall(text):
+            assert {int(n) for n in re.findall(r"\d+", content)} <= sent, (content, text)
     for d in answer["details"]:
-        inline = {int(n) for m in re.findall(r"\[(\d+(?:, \d+)*)\]", d["text"]) for n in m.split(", ")}
         assert set(d["citations"]) <= sent, d
-        assert inline <= sent, d
+        inline = {int(n) for c in ANY_CITATION.findall(d["text"]) for n in re.findall(r"\d+", c)}
         assert set(d["citations"]) == inline, d
         count += len(d["citations"])
     cited = {c for d in answer["details"] for c in d["citations"]}
@@ -241,6 +247,7 @@ def test_a_wrong_key_is_never_echoed(sample_db: Path, tmp_path: Path) -> None:
             str(tmp_path / "got"),
             env=with_server(server, key=secret),
         )
+    assert result.exit_code == 0, result.output
     answer = json.loads(result.stdout)["answer"]
     assert "401" in answer["reason"]
     written = [result.stdout, result.stderr, (tmp_path / "answer.md").read_text()]
@@ -256,11 +263,23 @@ def test_a_slow_api_times_out_into_an_extractive_answer(sample_db: Path) -> None
 
 
 def test_no_network_gives_an_extractive_answer(sample_db: Path) -> None:
-    with serving() as server:
-        url = server.url
+    url = "http://127.0.0.1:9"  # the discard port: nothing listens there
     out = ask_json(sample_db, QUESTION, env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": url})
     assert out["answer"]["method"] == "extractive"
     assert f"cannot reach {url}" in out["answer"]["reason"]
+
+
+def test_credentials_in_the_base_url_are_never_shown(sample_db: Path, tmp_path: Path) -> None:
+    url = "http://user:tok_SECRET@127.0.0.1:9/v?sig=tok_SECRET"
+    out = ask_json(
+        sample_db,
+        QUESTION,
+        "--output-file",
+        str(tmp_path),
+        env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": url},
+    )
+    assert "cannot reach http://127.0.0.1:9/v" in out["answer"]["reason"]
+    assert "tok_SECRET" not in json.dumps(out) and "tok_SECRET" not in Path(out["output_file"]).read_text()
 
 
 # -- memory text is data -----------------------------------------------------------------------------
@@ -321,9 +340,15 @@ def test_a_weak_first_round_is_refined_from_what_it_found(serena_db: Path) -> No
     assert len(ref["rounds"]) >= 2
     second = ref["rounds"][1]
     assert second["proposed_by"] == "memdex"
-    added = second["query"].split("?", 1)[1].split()
+    question = ref["rounds"][0]["query"]
+    assert second["query"].endswith(question)  # the new words go first
+    added = second["query"][: -len(question)].split()
     assert added and set(added) <= set(ref["rounds"][0]["suggestions"]["terms"])
-    assert ref["stopped"].startswith(("round", "nothing left", "3 rounds")) or "relevance" in ref["stopped"]
+    assert re.fullmatch(
+        r"round \d brought [01] new results?|round \d overlapped .*|3 rounds|nothing left to refine with.*"
+        r"|\d+ results with relevance >= 0.7",
+        ref["stopped"],
+    ), ref["stopped"]
 
 
 def test_llm_refine_lets_claude_propose_the_next_round(serena_db: Path) -> None:
@@ -332,7 +357,7 @@ def test_llm_refine_lets_claude_propose_the_next_round(serena_db: Path) -> None:
         out = ask_json(serena_db, question, "--llm-refine", env=with_server(server))
     rounds = out["refinement"]["rounds"]
     assert rounds[1]["proposed_by"] == "claude"
-    assert rounds[1]["query"].endswith("truncation context window")
+    assert rounds[1]["query"].startswith("truncation context window ")
     assert server.requests[0]["tool_choice"]["name"] == "next_search"
     assert out["answer"]["method"] == "claude"
 
@@ -485,11 +510,13 @@ def test_hostile_questions_never_crash(sample_db: Path) -> None:
         if result.exit_code == 0:
             assert_citations_resolve(json.loads(result.stdout)["answer"])
         else:
-            assert "Nothing in the index matches" in result.stderr
+            assert (
+                "Nothing in the index matches" in result.stderr or "no words to search for" in result.stderr
+            )
 
 
-def test_the_env_key_reaches_the_server_only_as_a_header(sample_db: Path) -> None:
+def test_the_key_reaches_the_server_only_as_a_header(sample_db: Path) -> None:
     with serving() as server:
-        ask_json(sample_db, QUESTION, env=with_server(server))
-    assert all(KEY not in json.dumps(body) for body in server.requests)
-    assert os.environ.get("ANTHROPIC_API_KEY") is None  # the test env did not leak
+        out = ask_json(sample_db, QUESTION, env=with_server(server))
+    assert server.requests and all(KEY not in json.dumps(body) for body in server.requests)
+    assert KEY not in json.dumps(out)

@@ -16,9 +16,9 @@ from memdex.llm import Settings
 
 from . import messages_api as api
 from .messages_api import KEY, serving
+from .test_answer import ANY_CITATION
 
 QUERIES = Path(__file__).resolve().parent.parent / "scripts" / "eval_data" / "serena-queries.jsonl"
-_CITE = re.compile(r"\[(\d+(?:, \d+)*)\]")
 
 
 def hundred_questions() -> list[str]:
@@ -30,14 +30,10 @@ def hundred_questions() -> list[str]:
 
 
 def cited(a: Answer) -> list[int]:
+    "Listed citations, and every number in any bracket of the text (a broader net than memdex's)."
     listed = [c for d in a.details for c in d.citations]
-    inline = [
-        int(n)
-        for text in [a.summary, *(d.text for d in a.details)]
-        for m in _CITE.findall(text)
-        for n in m.split(", ")
-    ]
-    return listed + inline
+    texts = [a.summary, *(d.text for d in a.details)]
+    return listed + [int(n) for t in texts for c in ANY_CITATION.findall(t) for n in re.findall(r"\d+", c)]
 
 
 def test_every_citation_of_100_answers_resolves(serena: sqlite3.Connection) -> None:

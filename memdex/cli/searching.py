@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from ..errors import MemdexError
 from ..llm import DEFAULT_MODEL
 from ..modes import MODES
 from . import Failure, cli, connect, echo_json
@@ -183,7 +184,6 @@ def _run(
 ) -> None:
     from ..dispatch import deliver, run
     from ..llm import Settings
-    from ..render import search_sql
 
     conn = connect(ctx, create=False, readonly=True)
     outcome = run(
@@ -203,14 +203,24 @@ def _run(
         settings=Settings.from_env(model=kw["model"], timeout=kw["timeout"]),
     )
     if outcome.answer is not None and not outcome.answer.sources:
-        raise Failure(f"Nothing in the index matches {query!r}: try fewer or other words, or drop a filter.")
-    deliver(
-        conn,
-        outcome,
-        output_file=kw["output_file"],
-        retrieve_dir=kw["retrieve_dir"],
-        max_tokens=kw["max_tokens"],
-    )
+        raise Failure(outcome.answer.summary)
+    try:
+        deliver(
+            conn,
+            outcome,
+            output_file=kw["output_file"],
+            retrieve_dir=kw["retrieve_dir"],
+            max_tokens=kw["max_tokens"],
+        )
+    except MemdexError:
+        _show(outcome, as_json, show_sql)  # the answer is not lost because a file could not be written
+        raise
+    _show(outcome, as_json, show_sql)
+
+
+def _show(outcome: Any, as_json: bool, show_sql: bool) -> None:
+    from ..render import search_sql
+
     if show_sql:
         click.echo(search_sql(outcome.result))
     elif as_json:
