@@ -27,6 +27,7 @@ from .documents import MARKDOWN_KINDS
 from .errors import InvalidParameter
 from .models import est_tokens
 from .paths import inside, roots
+from .render import source_line
 from .sources import Source
 
 
@@ -159,8 +160,7 @@ def _content(s: Source) -> tuple[bytes, int | None]:
     if h.kind in MARKDOWN_KINDS:
         with open(h.path, "rb") as f:
             return f.read(), os.fstat(f.fileno()).st_mode & 0o777
-    meta = " · ".join(x for x in [h.platform or h.kind, (h.date or "")[:10]] if x)
-    parts = [f"# {h.title}", "", f"{meta} · from {h.path}"]
+    parts = [f"# {h.title}", "", f"{source_line(h)} · from {h.path}"]
     for p in s.passages:
         parts += ["", f"## {p.location}", "", p.text]
     return ("\n".join(parts) + "\n").encode("utf-8"), None

@@ -150,6 +150,11 @@ def synonyms_text(groups: list[dict[str, Any]]) -> str:
     return "\n".join(f"{g['term']}: {', '.join(g['synonyms'])}" for g in groups)
 
 
+def source_line(hit: Any) -> str:
+    "Where a source came from, in a few words: platform (or kind) and day."
+    return " · ".join(x for x in [hit.platform or hit.kind, (hit.date or "")[:10]] if x)
+
+
 def answer_text(answer: Any) -> str:
     "The ANSWER layout, as markdown: summary, details, caveats, sources, paths to verify."
     lines = [f"# {answer.question}", "", "## Summary", "", answer.summary]
@@ -162,7 +167,7 @@ def answer_text(answer: Any) -> str:
         lines += ["", "## Sources", ""]
     for s in answer.sources:
         h = s.hit
-        meta = " · ".join(x for x in [h.platform or h.kind, (h.date or "")[:10]] if x)
+        meta = source_line(h)
         lines.append(
             f"[{s.n}] {h.title} — {meta} · id {h.id} · ~{_n(s.tokens)} tokens sent"
             f" · layer {h.match_layer} ({LAYER_NAMES[h.match_layer]})"
