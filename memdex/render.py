@@ -109,9 +109,10 @@ def status_text(info: dict[str, Any]) -> str:
     lines.append("Roots:" if info["roots"] else "Roots: none yet (run `memdex index PATH`)")
     for r in info["roots"]:
         kind = r["kind"] or r["detected_kind"]
+        orphans = f", {_n(r['orphans'])} in no index (memdex lint)" if r.get("orphans") else ""
         lines.append(
-            f"  {r['path']}  {kind}, {r['scope']}, {_n(r['files'])} files, {_n(r['documents'])} documents, "
-            f"indexed {r['indexed_at'] or 'never'}"
+            f"  {r['path']}  {kind}, {r['scope']}, {_n(r['files'])} files, "
+            f"{_n(r['documents'])} documents{orphans}, indexed {r['indexed_at'] or 'never'}"
         )
     errors = info["errors"]
     note = " (skipped files keep their last good version; path#record is a record inside a file)"

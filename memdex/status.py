@@ -25,10 +25,22 @@ def status(conn: sqlite3.Connection, db_path: Path) -> dict[str, Any]:
         },
         "counts": counts,
         "kinds": [dict(r) for r in conn.execute(db.query("status_kinds"))],
-        "roots": [dict(r) for r in conn.execute(db.query("roots_all"))],
+        "roots": _roots(conn),
         "errors": [dict(r) for r in conn.execute(db.query("status_errors"))],
         "writer": writer_status(db_path),
     }
+
+
+def _roots(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    "Each root, and for Serena roots how many memories no index row points at."
+    orphans = {r["root_id"]: r["orphans"] for r in conn.execute(db.query("serena_orphans"))}
+    roots = []
+    for r in conn.execute(db.query("roots_all")):
+        root = dict(r)
+        if (root["kind"] or root["detected_kind"]) == "serena":
+            root["orphans"] = orphans.get(root["id"], 0)
+        roots.append(root)
+    return roots
 
 
 def writer_status(db_path: Path) -> dict[str, Any]:

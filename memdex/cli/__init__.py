@@ -73,4 +73,4 @@ def echo_json(data: Any) -> None:
     click.echo(to_json(data))
 
 
-from . import indexing, reading, searching, serving, tools  # noqa: E402,F401  (each registers its commands)
+from . import indexing, reading, searching, serving, tiers, tools  # noqa: E402,F401  (each registers its commands)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .. import db
 from ..errors import DatabaseError, IngestError, InvalidParameter, MemdexError
-from . import SOURCES, detect_root_kind, get_kind, kinds_for
+from . import INGEST_VERSION, SOURCES, detect_root_kind, get_kind, kinds_for
 from .base import MB, SourceFile, SourceKind
 from .files import Found, extra_ignores, folder_stat, is_ignored, stat_file, walk
 from .roots import Root, Zones, detect_scope, nested_roots, owning_root
@@ -247,11 +247,12 @@ class _Run:
         root_kind = None if forced else detect_root_kind(root)
         scope = self.options.scope or detect_scope(root)
         tokens = self.options.chunk_tokens
-        root_id = self.writer.register_root(str(root), forced, root_kind or "files", scope, tokens)
+        root_id, version = self.writer.register_root(str(root), forced, root_kind or "files", scope, tokens)
         self.writer.commit()
         self.report.roots.append({"path": str(root), "kind": forced or root_kind or "files", "scope": scope})
         zones = Zones(root, root_kind, not forced)
-        return Root(root_id, root, forced, scope, zones, nested_roots(str(root), self._all_roots()), tokens)
+        nested = nested_roots(str(root), self._all_roots())
+        return Root(root_id, root, forced, scope, zones, nested, tokens, stale=version < INGEST_VERSION)
 
     def known_root(self, row: dict[str, object], roots: list[dict[str, object]]) -> Root:
         "A root as it was registered by `memdex index` (for the watcher's changes)."
@@ -393,7 +394,7 @@ class _Run:
                 self.later(partial(self.writer.adopt, stored, root.id, found.rel_path))
         names = {k.name for k in candidates}
         same_stat = stored is not None and (stored.size, stored.mtime_ns) == (found.size, found.mtime_ns)
-        if same_stat and stored is not None and stored.kind in names and broken is None:
+        if same_stat and stored is not None and stored.kind in names and broken is None and not root.stale:
             self.report.unchanged += 1
             self.report.skipped += self._record_errors(stored)
             return
@@ -416,7 +417,8 @@ class _Run:
             return
         sha = hashlib.sha256(data).hexdigest()
         whole_folder = any(k.aggregate for k in candidates)  # its manifest's bytes are not all of it
-        if stored is not None and stored.sha256 == sha and stored.kind in names and not whole_folder:
+        same_bytes = stored is not None and stored.sha256 == sha and stored.kind in names
+        if same_bytes and stored is not None and not whole_folder and not root.stale:
             self.later(partial(self.writer.touch, stored, found))
             self.report.unchanged += 1
             self.report.skipped += self._record_errors(stored)

@@ -62,6 +62,7 @@ class Root:
     zones: Zones
     nested: set[str]  # other roots inside this one, which index themselves
     chunk_tokens: int | None = None
+    stale: bool = False  # last read by older parsers: unchanged files are read again
 
 
 def nested_roots(root: str, all_roots: list[str]) -> set[str]:

@@ -17,13 +17,7 @@ from pathlib import Path, PurePosixPath
 from ..models import IndexLink, ParsedFile
 from .base import SourceFile, SourceKind
 from .markdown import lines_of, read_markdown, strip_suffix
-
-_LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")
-_LINE_ROW = re.compile(r"^\|(?P<kw>[^|\[\]]+?):\s*(?P<rest>\[.*)$")
-_SEPARATOR = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
-_CELL_SPLIT = re.compile(r"(?<!\\)\|")
-_KEYWORD_SPLIT = re.compile(r"[\s,;]+")
-_FILE_HEADERS = ("file", "memor", "path", "link", "target")
+from .serena_index import read_index
 
 
 def is_index_name(rel_path: str) -> bool:
@@ -31,83 +25,18 @@ def is_index_name(rel_path: str) -> bool:
     return name == "memory-index.md" or name.endswith("-index.md")
 
 
-def table_cells(line: str) -> list[str]:
-    "Cells of a markdown table row; an escaped ``\\|`` stays inside its cell."
-    stripped = line.strip()
-    if stripped.startswith("|"):
-        stripped = stripped[1:]
-    if stripped.endswith("|") and not stripped.endswith("\\|"):
-        stripped = stripped[:-1]
-    return [c.strip() for c in _CELL_SPLIT.split(stripped)]
-
-
-def split_keywords(text: str) -> list[str]:
-    words = [w.strip("`*_\"'()") for w in _KEYWORD_SPLIT.split(text)]
-    out: list[str] = []
-    for w in words:
-        if w and w not in out:
-            out.append(w)
-    return out
-
-
-def _column(header: list[str], names: tuple[str, ...]) -> int | None:
-    for i, cell in enumerate(header):
-        if any(n in cell.lower() for n in names):
-            return i
-    return None
-
-
 def parse_index(text: str, index_path: Path, root: Path) -> list[IndexLink]:
     "Every keywords -> file row of an index, in its table form and its line form."
-    lines = lines_of(text)
     links: list[IndexLink] = []
-    header: list[str] | None = None
-    kw_col: int | None = None
-    file_col: int | None = None
-    for i, line in enumerate(lines):
-        number = i + 1
-        stripped = line.strip()
-        if not stripped.startswith("|"):
-            header = None
-            continue
-        if _SEPARATOR.match(stripped):
-            continue
-        line_row = _LINE_ROW.match(stripped)
-        if line_row and not stripped.rstrip().endswith("|"):
-            links += _row_links(number, line_row.group("kw"), line_row.group("rest"), index_path, root)
-            continue
-        next_line = lines[i + 1].strip() if i + 1 < len(lines) else ""
-        if header is None and _SEPARATOR.match(next_line):
-            header = table_cells(stripped)
-            kw_col = _column(header, ("keyword",))
-            file_col = _column(header, _FILE_HEADERS)
-            if len(header) == 2 and kw_col is None:
-                # `| Constraint | Memory |`: the column that is not the file is the keywords.
-                kw_col, file_col = (1 - file_col, file_col) if file_col is not None else (0, 1)
-            continue
-        if header is None or kw_col is None or file_col is None:
-            continue
-        cells = table_cells(stripped)
-        if len(cells) != len(header):
-            continue  # a malformed row; `memdex lint` reports it
-        links += _row_links(number, cells[kw_col], cells[file_col], index_path, root)
+    for row in read_index(text).rows:
+        for label, target, explicit in row.targets:
+            if "://" in target or target.startswith("#"):
+                continue
+            resolved = resolve_target(target.split("#", 1)[0], index_path, root)
+            # Bare names count only when they name a file: "Application" in a prose table does not.
+            if resolved and (explicit or os.path.isfile(resolved)):
+                links.append(IndexLink(line=row.line, keywords=row.keywords, target=resolved, label=label))
     return links
-
-
-def _row_links(number: int, keywords: str, files: str, index_path: Path, root: Path) -> list[IndexLink]:
-    words = split_keywords(keywords)
-    found = [(label, target, True) for label, target in _LINK.findall(files)]
-    if not found:
-        # Bare names count only when they name a file: "Application" in a prose table does not.
-        found = [(name, name, name.lower().endswith(".md")) for name in split_keywords(files)]
-    out = []
-    for label, target, explicit in found:
-        if "://" in target or target.startswith("#"):
-            continue
-        resolved = resolve_target(target.split("#", 1)[0], index_path, root)
-        if resolved and (explicit or os.path.isfile(resolved)):
-            out.append(IndexLink(line=number, keywords=words, target=resolved, label=label))
-    return out
 
 
 def resolve_target(target: str, index_path: Path, root: Path) -> str | None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from .. import db
 from ..models import Document, ParsedFile, est_tokens
+from . import INGEST_VERSION
 from .files import Found
 
 BATCH_FILES = 200
@@ -75,7 +76,8 @@ class Writer:
     # -- roots and errors ----------------------------------------------------------------
     def register_root(
         self, path: str, kind: str | None, detected: str, scope: str, chunk_tokens: int | None
-    ) -> int:
+    ) -> tuple[int, int]:
+        "The root's id, and the ingest version that last read it in full (0: never)."
         with self.unit():
             params = {
                 "path": path,
@@ -84,12 +86,14 @@ class Writer:
                 "scope": scope,
                 "chunk_tokens": chunk_tokens,
                 "now": self.now,
+                "version": INGEST_VERSION,
             }
-            return int(self.q("root_upsert", params).fetchone()[0])
+            row = self.q("root_upsert", params).fetchone()
+            return int(row[0]), int(row[1])
 
     def root_indexed(self, root_id: int) -> None:
         with self.unit():
-            self.q("root_indexed", {"id": root_id, "now": self.now})
+            self.q("root_indexed", {"id": root_id, "now": self.now, "version": INGEST_VERSION})
 
     def record_error(self, root_id: int, found: Found, reason: str, remember_stat: bool = True) -> None:
         """Record a file that cannot be indexed.

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from memdex.ingest.pipeline import index_paths
-from memdex.ingest.serena import parse_index, table_cells
+from memdex.ingest.serena import parse_index
+from memdex.ingest.serena_index import table_cells
 
 
 def _topics(conn: sqlite3.Connection, key: str) -> list[str]:

@@ -1,0 +1,355 @@
+"""memdex lint, keywords and cost on the real Serena corpora, and on copies with faults planted."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from memdex import db
+from memdex.cli import cli
+from memdex.ingest.pipeline import index_paths
+from memdex.tiers import scan
+
+from .conftest import shared
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def lint_json(path: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    result = run("lint", str(path), "--json", *args)
+    return result.exit_code, json.loads(result.stdout)
+
+
+def findings(report: dict[str, Any], code: str) -> list[tuple[str, int | None]]:
+    return [(f["file"], f["line"]) for f in report["findings"] if f["code"] == code]
+
+
+def digest(folder: Path) -> str:
+    "One hash of every file's path, bytes and mtime: anything written shows."
+    h = hashlib.sha256()
+    for p in sorted(folder.rglob("*")):
+        if p.is_file():
+            h.update(
+                str(p.relative_to(folder)).encode() + p.read_bytes() + str(p.stat().st_mtime_ns).encode()
+            )
+    return h.hexdigest()
+
+
+# -- the real corpora -----------------------------------------------------------------------------------
+def test_flat_layout_five_columns_three_empty_files_no_missing_targets() -> None:
+    code, report = lint_json(shared("serena-memories-flat"))
+    assert code == 1
+    malformed = [f for f in report["findings"] if f["code"] == "malformed-table"]
+    five = [f for f in malformed if f["file"] == "skills-serena-index.md"]
+    assert five and five[0]["line"] == 1 and "5-column table" in five[0]["message"]
+    assert five[0]["severity"] == "error"
+    assert sorted(f for f, _ in findings(report, "empty-file")) == [
+        "adr-014-findings.md",
+        "adr-019-quantitative-analysis.md",
+        "bounded-contexts.md",
+    ]
+    assert findings(report, "missing-target") == []
+
+
+def test_nested_layout_counts_orphans_by_the_link_graph() -> None:
+    root = shared("serena-memories")
+    code, report = lint_json(root)
+    assert report["orphans"] == 376 == len(findings(report, "orphan"))
+    # not by file prefix: orphans sit in subfolders, and under every kind of name
+    orphans = [f for f, _ in findings(report, "orphan")]
+    assert sum("/" in f for f in orphans) > 300
+    assert findings(report, "missing-target") == []
+    # rows after a blank line belong to the table above: those files are not orphans
+    assert "security/pr4247-review.md" not in orphans
+    assert ("skills-security-index.md", 17) in findings(report, "row-outside-table")
+
+
+def test_lint_writes_nothing() -> None:
+    root = shared("serena-memories-flat")
+    before = digest(root)
+    lint_json(root)
+    assert digest(root) == before
+
+
+# -- faults planted in a copy -------------------------------------------------------------------------
+@pytest.fixture
+def nested_copy(tmp_path: Path) -> Path:
+    target = tmp_path / "memories"
+    shutil.copytree(shared("serena-memories"), target)
+    return target
+
+
+def append(path: Path, line: str) -> int:
+    "Add a line at the end of a file; return its line number."
+    text = path.read_text()
+    if not text.endswith("\n"):
+        text += "\n"
+    path.write_text(text + line + "\n")
+    return len((text + line).splitlines())
+
+
+def test_each_planted_fault_is_found_with_its_file_and_line(nested_copy: Path) -> None:
+    _, before = lint_json(nested_copy)
+    git = nested_copy / "skills-git-index.md"
+    rows = [line for line in git.read_text().splitlines() if line.startswith("| ") and "[" in line]
+    missing = append(
+        git, "| ghost phantom missing vanished absent | [git/git-no-such-memory](git/git-no-such-memory.md) |"
+    )
+    duplicate = append(git, rows[0])
+    # 4 of 5 keywords taken from other rows: 20% unique
+    shared_words = [w for w in rows[1].split("|")[1].split()][:2] + [
+        w for w in rows[2].split("|")[1].split()
+    ][:2]
+    (nested_copy / "git" / "git-new-memory.md").write_text("# New\n\nA new memory.\n")
+    low = append(git, f"| {' '.join(shared_words)} zzyzx | [git/git-new-memory](git/git-new-memory.md) |")
+    ci = nested_copy / "skills-ci-infrastructure-index.md"
+    ci.write_text("# CI Infrastructure Skills\n\n" + ci.read_text())
+    (nested_copy / "skill-legacy-thing.md").write_text("An old skill file.\n")
+
+    code, after = lint_json(nested_copy)
+    assert code == 1
+    new = [(f["code"], f["file"], f["line"]) for f in after["findings"] if f not in before["findings"]]
+    assert ("missing-target", "skills-git-index.md", missing) in new
+    assert ("duplicate-row", "skills-git-index.md", duplicate) in new
+    assert ("low-uniqueness", "skills-git-index.md", low) in new
+    assert ("not-lookup-table", "skills-ci-infrastructure-index.md", 1) in new
+    assert ("deprecated-prefix", "skill-legacy-thing.md", None) in new
+    low_finding = next(f for f in after["findings"] if f["code"] == "low-uniqueness" and f["line"] == low)
+    assert low_finding["message"].startswith("20% of the row's keywords")
+
+
+def small_folder(tmp_path: Path) -> Path:
+    root = tmp_path / "mem"
+    (root / "git").mkdir(parents=True)
+    (root / "memory-index.md").write_text(
+        "|git branches worktrees cleanup rebase: [skills-git-index](skills-git-index.md) (40)\n"
+    )
+    (root / "skills-git-index.md").write_text(
+        "| Keywords | File |\n|----------|------|\n"
+        "| worktree prune cleanup stale detached | [git/git-worktree](git/git-worktree.md) |\n"
+        "| rebase conflict continue abort rerere | [git/git-rebase](git/git-rebase.md) |\n"
+    )
+    (root / "git" / "git-worktree.md").write_text("# Worktrees\n\nPrune stale worktrees after a session.\n")
+    (root / "git" / "git-rebase.md").write_text("# Rebase\n\nAbort a rebase with conflicts, then rerere.\n")
+    return root
+
+
+def test_a_clean_folder_passes_and_warnings_block_only_when_strict(tmp_path: Path) -> None:
+    root = small_folder(tmp_path)
+    assert run("lint", str(root)).exit_code == 0
+    _, report = lint_json(root)
+    assert report["findings"] == [] and report["rows"] == 3
+    (root / "git" / "git-orphan.md").write_text("# Orphan\n\nNobody points here.\n")
+    assert run("lint", str(root)).exit_code == 0  # a warning
+    code, report = lint_json(root, "--strict")
+    assert code == 1 and findings(report, "orphan") == [("git/git-orphan.md", None)]
+
+
+@pytest.mark.parametrize(
+    ("index_text", "code", "line"),
+    [
+        (
+            "| Keywords | File |\n|---|---|\n| a b c d e | [git/git-worktree](git/git-worktree.md) | extra |\n",
+            "malformed-table",
+            3,
+        ),
+        (
+            "| Keywords | File |\n|---|---|\n| a \\| b c d e f | [git/git-worktree](git/git-worktree.md) |\n",
+            "escaped-pipe",
+            3,
+        ),
+        ("| ID | Name | Status |\n|---|---|---|\n| 1 | worktree | ok |\n", "malformed-table", 1),
+        (
+            "| Keywords | File |\n|---|---|\n| worktree prune | [git/git-worktree](git/git-worktree.md) |\n",
+            "few-keywords",
+            3,
+        ),
+        (
+            "**Updated**: 2025-12-28\n\n| Keywords | File |\n|---|---|\n| a b c d e | [git/git-worktree](git/git-worktree.md) |\n",
+            "not-lookup-table",
+            1,
+        ),
+        (
+            "Parent: [memory-index](memory-index.md)\n\n| Keywords | File |\n|---|---|\n| a b c d e | [git/git-worktree](git/git-worktree.md) |\n",
+            "not-lookup-table",
+            1,
+        ),
+        ("Just some notes about git.\n", "empty-index", None),
+    ],
+)
+def test_malformed_indexes_are_reported_never_silently_empty(
+    tmp_path: Path, index_text: str, code: str, line: int | None
+) -> None:
+    root = small_folder(tmp_path)
+    (root / "skills-git-index.md").write_text(index_text)
+    _, report = lint_json(root)
+    assert ("skills-git-index.md", line) in findings(report, code), report["findings"]
+
+
+@pytest.mark.parametrize("form", ["line", "table"])
+def test_memory_index_must_reach_every_domain_index(tmp_path: Path, form: str) -> None:
+    root = small_folder(tmp_path)
+    (root / "skills-ci-index.md").write_text(
+        "| Keywords | File |\n|---|---|\n| cache lockfile hash restore key | [git/git-rebase](git/git-rebase.md) |\n"
+    )
+    if form == "table":
+        (root / "memory-index.md").write_text(
+            "| Task Keywords | Essential Memories |\n|---|---|\n"
+            "| git branches worktrees cleanup rebase | [skills-git-index](skills-git-index.md) (40) |\n"
+        )
+    _, report = lint_json(root)
+    assert findings(report, "unreached-index") == [("skills-ci-index.md", None)]
+    (root / "memory-index.md").write_text(
+        (root / "memory-index.md").read_text()
+        + "|ci cache lockfile: [skills-ci-index](skills-ci-index.md) (30)\n"
+        if form == "line"
+        else (root / "memory-index.md").read_text()
+        + "| ci cache lockfile | [skills-ci-index](skills-ci-index.md) |\n"
+    )
+    _, report = lint_json(root)
+    assert findings(report, "unreached-index") == []
+
+
+def test_no_memory_index_is_an_error(tmp_path: Path) -> None:
+    root = small_folder(tmp_path)
+    (root / "memory-index.md").unlink()
+    code, report = lint_json(root)
+    assert code == 1 and findings(report, "no-top-index") == [("memory-index.md", None)]
+
+
+def test_uniqueness_threshold_is_configurable(tmp_path: Path) -> None:
+    root = small_folder(tmp_path)
+    (root / "skills-git-index.md").write_text(
+        "| Keywords | File |\n|---|---|\n"
+        "| worktree prune cleanup stale session | [git/git-worktree](git/git-worktree.md) |\n"
+        "| worktree prune cleanup rebase abort | [git/git-rebase](git/git-rebase.md) |\n"
+    )
+    assert findings(lint_json(root)[1], "low-uniqueness") == []  # 2 of 5 unique: 40%
+    assert len(findings(lint_json(root, "--min-unique", "0.5")[1], "low-uniqueness")) == 2
+
+
+# -- keywords ----------------------------------------------------------------------------------------------
+def test_keywords_for_an_indexed_file_are_distinctive_and_pass_its_index(nested_copy: Path) -> None:
+    before = digest(nested_copy)
+    file = nested_copy / "git" / "git-worktree-cleanup.md"
+    result = run("keywords", str(file), "--json")
+    (proposal,) = json.loads(result.stdout)
+    assert 10 <= len(proposal["keywords"]) <= 15
+    assert proposal["index"] == "skills-git-index.md" and proposal["unique_share"] >= 0.4
+    assert proposal["row"].endswith("| [git/git-worktree-cleanup](git/git-worktree-cleanup.md) |")
+    assert proposal["current"] and "worktree" in [k.lower() for k in proposal["current"]]
+    # the 40% rule, checked against the index as lint reads it
+    folder = scan(nested_copy)
+    others = {
+        k.casefold()
+        for r in folder.indexes["skills-git-index.md"].rows()
+        if not any(t[1].endswith("git-worktree-cleanup.md") for t in r.targets)
+        for k in r.keywords
+    }
+    unique = [k for k in proposal["keywords"] if k.casefold() not in others]
+    assert len(unique) / len(proposal["keywords"]) >= 0.4
+    assert digest(nested_copy) == before  # nothing written
+
+
+def test_keywords_for_orphans_and_for_all(tmp_path: Path) -> None:
+    root = small_folder(tmp_path)
+    (root / "git" / "git-orphan.md").write_text(
+        "# Submodule sync\n\nSync submodules after a detached checkout.\n"
+    )
+    result = run("keywords", "--orphans", str(root), "--json")
+    proposals = json.loads(result.stdout)
+    assert [p["file"] for p in proposals] == ["git/git-orphan.md"]
+    assert proposals[0]["index"] == "skills-git-index.md"  # its folder's memories are indexed there
+    assert {"submodule", "sync"} <= {k.lower() for k in proposals[0]["keywords"]}
+    every = json.loads(run("keywords", "--all", str(root), "--json").stdout)
+    assert len(every) == 3
+    text = run("keywords", str(root / "git" / "git-orphan.md")).stdout
+    assert "| [git/git-orphan](git/git-orphan.md) |" in text
+
+
+def test_keywords_needs_exactly_one_target(tmp_path: Path) -> None:
+    assert run("keywords").exit_code == 2
+    root = small_folder(tmp_path)
+    assert run("keywords", "--all", str(root), "--orphans", str(root)).exit_code == 2
+
+
+# -- cost -----------------------------------------------------------------------------------------------------
+def test_cost_of_one_memory_adds_up(nested_copy: Path) -> None:
+    file = nested_copy / "git" / "git-worktree-cleanup.md"
+    data = json.loads(run("cost", "--file", str(file), "--json").stdout)
+    tokens = lambda p: (p.stat().st_size + 3) // 4  # noqa: E731
+    assert data["file_tokens"] == tokens(file)
+    assert data["top_index_tokens"] == tokens(nested_copy / "memory-index.md")
+    assert data["domain_index"] == "skills-git-index.md"
+    assert data["domain_index_tokens"] == tokens(nested_copy / "skills-git-index.md")
+    assert (
+        data["tiered_tokens"] == data["top_index_tokens"] + data["domain_index_tokens"] + data["file_tokens"]
+    )
+    folder = scan(nested_copy)
+    members = {
+        link.target for link in folder.indexes["skills-git-index.md"].links if link.target in folder.memories
+    }
+    assert data["domain_files"] == len(members)
+    assert data["consolidated_tokens"] == sum(tokens(nested_copy / m) for m in members)
+    assert data["savings_cached"] == round(1 - data["tiered_cached_tokens"] / data["consolidated_tokens"], 3)
+
+
+def test_cost_summary_on_the_flat_corpus_is_near_the_design() -> None:
+    data = json.loads(run("cost", "--all", str(shared("serena-memories-flat")), "--json").stdout)
+    assert data["memories"] > 200
+    assert 0.7 < data["median_savings_cached"] < 0.95  # the design measured 82%
+    assert 0.1 < data["median_savings_uncached"] < 0.5  # and 27.6% without caching
+
+
+def test_cost_of_a_query_and_of_an_orphan(serena_db: Path, tmp_path: Path) -> None:
+    result = run("--db", str(serena_db), "cost", "worktree cleanup")
+    assert "(the best match for 'worktree cleanup')" in result.stdout and "saved:" in result.stdout
+    root = small_folder(tmp_path)
+    (root / "git" / "git-orphan.md").write_text("# Orphan\n\nNobody points here.\n")
+    text = run("cost", "--file", str(root / "git" / "git-orphan.md")).stdout
+    assert "a tiered read cannot reach it" in text
+
+
+# -- status and re-reading -------------------------------------------------------------------------------------
+def test_status_says_how_many_files_no_index_reaches(serena_db: Path) -> None:
+    data = json.loads(run("--db", str(serena_db), "status", "--json").stdout)
+    (root,) = data["roots"]
+    assert root["orphans"] == 376
+
+
+def test_a_root_read_by_older_parsers_is_read_again(tmp_path: Path, db_path: Path) -> None:
+    root = small_folder(tmp_path)
+    conn = db.connect(db_path)
+    assert index_paths(conn, [root]).added == 4
+    assert index_paths(conn, [root]).unchanged == 4
+    conn.execute("UPDATE roots SET ingest_version = 1")
+    conn.commit()
+    again = index_paths(conn, [root])
+    assert again.updated == 4 and again.unchanged == 0
+    assert index_paths(conn, [root]).unchanged == 4
+    conn.close()
+
+
+def test_serena_rows_after_a_blank_line_become_topics(sample: sqlite3.Connection, sample_copy: Path) -> None:
+    index = sample_copy / "serena" / "skills-git-index.md"
+    index.write_text(
+        index.read_text()
+        + "\n| zanzibar quokka | [git/git-rebase-conflicts](git/git-rebase-conflicts.md) |\n"
+    )
+    index_paths(sample, [sample_copy / "serena"])
+    topics = {
+        r[0]
+        for r in sample.execute(
+            "SELECT topic FROM topics t JOIN documents d ON d.id = t.document_id WHERE d.key = 'git/git-rebase-conflicts'"
+        )
+    }
+    assert {"zanzibar", "quokka"} <= topics
