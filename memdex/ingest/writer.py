@@ -1,10 +1,10 @@
-"""Every write of an index run: short transactions, one savepoint per source file.
+"""Every write of an index run: short transactions of whole files.
 
-A file's replacement -- its documents, chunks, topics, whole-text index, index rows and the
-topics those rows give other files -- happens inside one savepoint, so every committed
-state is consistent on its own: a crash between two files loses nothing a re-run does not
-redo. Transactions hold at most ``BATCH_FILES`` files or ``BATCH_SECONDS``, so the write lock
-is short and readers (WAL) never wait.
+A file's replacement -- its documents, chunks, topics, whole-text entries, index rows and
+the topics those rows give other files -- commits with the transaction it is in, never in
+part, so every committed state is consistent on its own: a crash between two transactions
+loses nothing a re-run does not redo. Transactions hold at most ``BATCH_FILES`` files or
+``BATCH_SECONDS``, so the write lock is short and readers (WAL) never wait.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from ..models import Document, ParsedFile, est_tokens
 from . import INGEST_VERSION
 from .files import Found
 
-BATCH_FILES = 200
-BATCH_SECONDS = 0.25
+BATCH_FILES = 1000
+BATCH_SECONDS = 1.0
 
 
 @dataclass
@@ -43,24 +43,26 @@ class Writer:
         self.now = db.utcnow()
         self.files_in_transaction = 0
         self.opened = 0.0
+        self.next_chunk_id = 0  # read from the chunks sequence when a transaction opens
 
     def q(self, name: str, params: Mapping[str, object] | None = None) -> sqlite3.Cursor:
         return self.conn.execute(db.query(name), params or {})
 
     @contextmanager
     def unit(self) -> Iterator[None]:
-        "One file's writes: all or nothing, inside the current short transaction."
+        """One file's writes, inside the current short transaction.
+
+        A transaction commits only between units, so it never holds part of a file. A unit
+        that fails leaves the transaction to be rolled back by the run (``_Run.go``), which
+        then stops: files committed before stay, and the next run redoes the rest. There is
+        no savepoint per file: FTS5 writes its pending terms to disk at every savepoint, and
+        one per file made a 20,000-note index a third slower (tiny segments, endless merges).
+        """
         if not self.conn.in_transaction:
             self.conn.execute("BEGIN IMMEDIATE")
             self.files_in_transaction, self.opened = 0, time.monotonic()
-        self.conn.execute("SAVEPOINT file")
-        try:
-            yield
-        except BaseException:
-            self.conn.execute("ROLLBACK TO file")
-            self.conn.execute("RELEASE file")
-            raise
-        self.conn.execute("RELEASE file")
+            self.next_chunk_id = int(self.q("chunk_next_id").fetchone()[0])
+        yield
         self.files_in_transaction += 1
         if self.files_in_transaction >= BATCH_FILES or time.monotonic() - self.opened > BATCH_SECONDS:
             self.commit()
@@ -160,7 +162,8 @@ class Writer:
             old_ids: dict[str, int] = {}
             targets: set[str] = set()
             if stored is None:
-                file_id = int(self.q("file_insert", params).fetchone()[0])
+                cursor = self.q("file_insert", params)
+                file_id = int(cursor.lastrowid or 0)
             else:
                 file_id = stored.id
                 old_ids = {r["key"]: r["id"] for r in self.q("documents_of_file", {"file_id": file_id})}
@@ -212,6 +215,12 @@ class Writer:
         topics = [(t, s, None, None) for t, s in doc.topics]
         for r in self.q("links_to_target", {"target": path}):
             topics += [(k, "index", r["file_id"], r["line"]) for k in json.loads(r["keywords"])]
+        fields = {
+            "title": doc.title,
+            "description": doc.description,
+            "tags": json.dumps(doc.tags),
+            "topics": topics_json([t for t, *_ in topics]),
+        }
         doc_id = self.q(
             "document_insert",
             {
@@ -219,10 +228,7 @@ class Writer:
                 "file_id": file_id,
                 "key": doc.key,
                 "kind": doc.kind,
-                "title": doc.title,
-                "description": doc.description,
-                "tags": json.dumps(doc.tags),
-                "topics": topics_json([t for t, *_ in topics]),
+                **fields,
                 "namespace": doc.namespace,
                 "type": doc.type,
                 "scope": doc.scope,
@@ -235,7 +241,8 @@ class Writer:
                 "est_tokens": est_tokens(doc.size_bytes),
                 "meta": json.dumps(doc.meta, default=str),
             },
-        ).fetchone()[0]
+        ).lastrowid
+        self.q("documents_fts_insert", {"id": doc_id, **fields})
         self.conn.executemany(
             db.query("topic_insert"),
             [
@@ -243,24 +250,32 @@ class Writer:
                 for t, s, f, ln in topics
             ],
         )
-        self.conn.executemany(
-            db.query("chunk_insert"),
-            [
+        # Chunk ids are given here (past every id the sequence has seen), so the chunks and
+        # their full-text entries go in as two batches: 3x faster than a trigger per row.
+        first = self.next_chunk_id
+        self.next_chunk_id += len(doc.chunks)
+        rows = []
+        for seq, c in enumerate(doc.chunks):
+            size = len(c.text.encode("utf-8"))
+            rows.append(
                 {
+                    "id": first + seq,
                     "document_id": doc_id,
                     "seq": seq,
                     "heading": c.heading,
                     "text": c.text,
                     "line_start": c.line_start,
                     "line_end": c.line_end,
-                    "size_bytes": len(c.text.encode("utf-8")),
-                    "est_tokens": est_tokens(len(c.text.encode("utf-8"))),
+                    "size_bytes": size,
+                    "est_tokens": est_tokens(size),
                     "meta": json.dumps(c.meta),
                 }
-                for seq, c in enumerate(doc.chunks)
-            ],
-        )
-        self.q("document_body_insert", {"document_id": doc_id})
+            )
+        self.conn.executemany(db.query("chunk_insert"), rows)
+        self.conn.executemany(db.query("chunks_fts_insert"), rows)
+        if rows:
+            body = "\n".join(f"{r['heading']}\n{r['text']}" for r in rows)  # as the document_bodies view
+            self.q("document_body_insert", {"document_id": doc_id, "body": body})
 
 
 def topics_json(topics: list[str]) -> str:

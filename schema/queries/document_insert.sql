@@ -5,4 +5,3 @@ INSERT INTO documents (
     :id, :file_id, :key, :kind, :title, :description, :tags, :topics, :namespace, :type, :scope,
     :platform, :date, :created, :modified, :line_count, :size_bytes, :est_tokens, :meta
 )
-RETURNING id
