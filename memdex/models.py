@@ -142,6 +142,7 @@ class LayerRun:
     sql: str
     found: int
     new: int
+    ms: float = 0.0  # time the layer's SQL took, milliseconds
 
 
 @dataclass
@@ -180,6 +181,7 @@ class SearchResult:
                     "match": r.match,
                     "found": r.found,
                     "new": r.new,
+                    "ms": r.ms,
                 }
                 for r in self.layers
             ],

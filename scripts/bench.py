@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -297,6 +298,452 @@ def watch(corpus: Path, edits: int, burst: int) -> None:
             indent=2,
         )
     )
+
+
+# -- scale: generated corpora of growing size ------------------------------------------------
+def memdex_command() -> list[str]:
+    "The console script beside this Python, as a user runs it; else python -m memdex."
+    script = Path(sys.executable).parent / "memdex"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "memdex"]
+
+
+def timed_process(args: list[str]) -> tuple[float, float]:
+    "Run a command quietly; (seconds from start to exit, peak resident memory in MB)."
+    started = time.perf_counter()
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed ({proc.returncode}): {err.decode()[-2000:]}")
+    return seconds, usage.ru_maxrss / 1024  # ru_maxrss is in KiB on Linux
+
+
+def medians(samples: list[tuple[float, float]]) -> dict[str, float]:
+    seconds = [s for s, _ in samples]
+    return {
+        "median_s": round(statistics.median(seconds), 4),
+        "min_s": round(min(seconds), 4),
+        "max_s": round(max(seconds), 4),
+        "runs": len(samples),
+        "peak_rss_mb": round(max(m for _, m in samples), 1),
+    }
+
+
+def rg_pattern(query: str) -> str:
+    "The words of a query as a ripgrep alternation, stopwords left out, as a grep user would."
+    from memdex.terms import STOPWORDS
+
+    words = [w for w in re.findall(r"\w+", query.lower()) if w not in STOPWORDS and len(w) > 2]
+    return "|".join(words) or query
+
+
+def _touch(files: list[Path], marker: str) -> dict[Path, tuple[bytes, int]]:
+    "Append a line to each file; return what restores them (bytes, mtime_ns)."
+    saved = {}
+    for i, f in enumerate(files):
+        saved[f] = (f.read_bytes(), f.stat().st_mtime_ns)
+        with open(f, "a", encoding="utf-8") as out:
+            out.write(f"\n{marker}{i}\n")
+    return saved
+
+
+def _restore(saved: dict[Path, tuple[bytes, int]]) -> None:
+    for f, (data, mtime) in saved.items():
+        f.write_bytes(data)
+        os.utime(f, ns=(mtime, mtime))
+
+
+def scale_one(size: int, work: Path, runs: int, cli_queries: int) -> dict:
+    import synth
+
+    corpus = work / f"notes-{size}"
+    if not (corpus / ".complete").exists():  # generated once, reused by later runs
+        shutil.rmtree(corpus, ignore_errors=True)
+        synth.write_notes(corpus, size)
+        (corpus / ".complete").write_text("")
+    files = sorted(corpus.rglob("*.md"))
+    db_path = work / f"scale-{size}.db"
+    memdex_cmd = memdex_command()
+    index_cmd = [*memdex_cmd, "--db", str(db_path), "index", "-q", str(corpus)]
+    big = size > 20_000
+
+    def full() -> tuple[float, float]:
+        for p in work.glob(f"scale-{size}.db*"):
+            p.unlink()
+        return timed_process(index_cmd)
+
+    full_runs = [full() for _ in range(1 if big else runs)]
+    rescan = [timed_process(index_cmd) for _ in range(runs)]
+    changed: dict[str, dict] = {}
+    rng = __import__("random").Random(size)
+    for count in (1, min(200, len(files))):
+        samples = []
+        for r in range(runs):
+            saved = _touch(rng.sample(files, count), f"zqchanged{count}x{r}x")
+            try:
+                samples.append(timed_process(index_cmd))
+            finally:
+                _restore(saved)
+        changed[str(count)] = medians(samples)
+    timed_process(index_cmd)  # back to the generated corpus, as restored
+    db_bytes = sum(p.stat().st_size for p in work.glob(f"scale-{size}.db*"))
+
+    rg = shutil.which("rg")
+    queries = synth.queries(size)
+    cli_rows = []
+    for q in queries[:cli_queries]:
+        row: dict = {"query": q["query"], "shape": q["shape"]}
+        row["memdex_cli"] = medians(
+            [timed_process([*memdex_cmd, "--db", str(db_path), "search", q["query"]]) for _ in range(runs)]
+        )
+        if rg:
+            args = [rg, "-l", "-i", "-e", rg_pattern(q["query"]), str(corpus)]
+            row["ripgrep"] = medians([timed_process(args) for _ in range(runs)])
+            listed = subprocess.run(args, capture_output=True, text=True).stdout.count("\n")
+            row["ripgrep_files_listed"] = listed
+        cli_rows.append(row)
+
+    conn = memdex.open_index(db_path)
+    cascade: dict[str, list[float]] = {"all": []}
+    layers: dict[str, list[float]] = {}
+    planted_found = 0
+    for _ in range(runs):
+        for q in queries:
+            started = time.perf_counter()
+            result = memdex.search(conn, q["query"])
+            ms = (time.perf_counter() - started) * 1000
+            cascade["all"].append(ms)
+            cascade.setdefault(q["shape"], []).append(ms)
+            for run in result.layers:
+                layers.setdefault(f"{run.layer} {run.name} ({run.mode})", []).append(run.ms)
+            if q["shape"] == "planted":
+                planted_found += int(any(q["query"] in h.title for h in result.hits[:1]))
+    conn.close()
+
+    def pcts(values: list[float]) -> dict[str, float]:
+        return {
+            "p50_ms": round(percentile(values, 50), 2),
+            "p95_ms": round(percentile(values, 95), 2),
+            "n": len(values),
+        }
+
+    cli_median = statistics.median(r["memdex_cli"]["median_s"] for r in cli_rows)
+    out = {
+        "notes": size,
+        "corpus_bytes": sum(f.stat().st_size for f in files),
+        "full_index": medians(full_runs),
+        "unchanged_rescan": medians(rescan),
+        "changed_files": changed,
+        "database_bytes": db_bytes,
+        "cli_search": cli_rows,
+        "cli_search_median_s": round(cli_median, 4),
+        "in_process_cascade": {shape: pcts(v) for shape, v in cascade.items()},
+        "in_process_layers": {name: pcts(v) for name, v in sorted(layers.items())},
+        "planted_found_first": f"{planted_found}/{runs * 10}",
+    }
+    if rg:
+        rg_median = statistics.median(r["ripgrep"]["median_s"] for r in cli_rows)
+        out["ripgrep_median_s"] = round(rg_median, 4)
+        out["ratio_memdex_cli_to_ripgrep"] = round(cli_median / rg_median, 2)
+        out["ripgrep_files_listed_median"] = statistics.median(r["ripgrep_files_listed"] for r in cli_rows)
+    return out
+
+
+@cli.command()
+@click.option("--sizes", default="2000,20000,100000", show_default=True, help="Corpus sizes, comma-separated")
+@click.option("--runs", default=5, show_default=True, help="Repetitions (full index above 20,000: once)")
+@click.option("--cli-queries", default=12, show_default=True, help="Queries timed through the CLI (of 40).")
+@click.option(
+    "--work",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Keep generated corpora and indexes here (reused by later runs).",
+)
+def scale(sizes: str, runs: int, cli_queries: int, work: Path | None) -> None:
+    """Generated MIF notes at growing sizes: index, re-scan, changes, search, size, memory.
+
+    For each size: full index, unchanged re-scan, 1 and 200 changed files (each `memdex index`
+    as a process: wall time and peak memory), CLI search from process start to exit beside
+    ripgrep listing the files with the same words, and in-process p50/p95 of the cascade and
+    of each layer on 40 queries (scripts/synth.py `queries`).
+
+    Example:
+
+        python scripts/bench.py scale --sizes 2000,20000 --runs 3 > docs/benchmarks/scale.json
+    """
+    counts = [int(s.replace("_", "")) for s in sizes.split(",") if s.strip()]
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = work or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        results = []
+        for size in counts:
+            click.echo(f"scale: {size:,} notes", err=True)
+            results.append(scale_one(size, folder, runs, cli_queries))
+    click.echo(
+        json.dumps(
+            {
+                "memdex": memdex.__version__,
+                "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+                "ripgrep": shutil.which("rg") is not None,
+                "sizes": results,
+                "goals": {
+                    "index_2000_s": 1.5,
+                    "rescan_2000_s": 0.3,
+                    "cli_search_s": 0.15,
+                    "index_100000_s": 60,
+                    "cascade_p95_100000_ms": 50,
+                },
+            },
+            indent=2,
+        )
+    )
+
+
+# -- report: docs/benchmarks.md and its plots from the saved JSON ----------------------------
+RESULTS = HERE.parent / "docs" / "benchmarks"
+COMMANDS = {
+    "scale": "python scripts/bench.py scale > docs/benchmarks/scale.json",
+    "core": "python scripts/bench.py core > docs/benchmarks/core.json",
+    "watch": "python scripts/bench.py watch > docs/benchmarks/watch.json",
+    "chats": "python scripts/bench.py chats > docs/benchmarks/chats.json",
+    "eval": "python scripts/eval.py > docs/benchmarks/eval.json",
+}
+
+
+def _load(results: Path, name: str) -> dict | None:
+    path = results / f"{name}.json"
+    return json.loads(path.read_text("utf-8")) if path.exists() else None
+
+
+def _plots(scale_results: dict, out: Path) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = scale_results["sizes"]
+    notes = [s["notes"] for s in sizes]
+    has_rg = all("ripgrep_median_s" in s for s in sizes)
+    written = []
+
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
+    ax.plot(notes, [s["full_index"]["median_s"] for s in sizes], "o-", label="memdex index, from scratch")
+    ax.plot(
+        notes, [s["changed_files"]["200"]["median_s"] for s in sizes], "s-", label="memdex index, 200 changed"
+    )
+    ax.plot(
+        notes, [s["unchanged_rescan"]["median_s"] for s in sizes], "^-", label="memdex index, nothing changed"
+    )
+    if has_rg:
+        ax.plot(notes, [s["ripgrep_median_s"] for s in sizes], "x--", label="ripgrep, one search (no index)")
+    ax.set(xscale="log", yscale="log", xlabel="notes", ylabel="seconds (median, process start to exit)")
+    ax.set_title("Index time against corpus size")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "bench-index-time.png")
+    plt.close(fig)
+    written.append("bench-index-time.png")
+
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
+    ms = [s["cli_search_median_s"] * 1000 for s in sizes]
+    ax.plot(notes, ms, "o-", label="memdex search, CLI end to end (median)")
+    ax.plot(
+        notes,
+        [s["in_process_cascade"]["all"]["p95_ms"] for s in sizes],
+        "s-",
+        label="cascade in process, p95",
+    )
+    ax.plot(
+        notes,
+        [s["in_process_cascade"]["all"]["p50_ms"] for s in sizes],
+        "^-",
+        label="cascade in process, p50",
+    )
+    if has_rg:
+        ax.plot(notes, [s["ripgrep_median_s"] * 1000 for s in sizes], "x--", label="ripgrep -l, CLI (median)")
+    ax.set(xscale="log", yscale="log", xlabel="notes", ylabel="milliseconds")
+    ax.set_title("Query latency against corpus size")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "bench-query-latency.png")
+    plt.close(fig)
+    written.append("bench-query-latency.png")
+    return written
+
+
+def _scale_section(data: dict) -> list[str]:
+    lines = [
+        "## Scale: generated notes, 2,000 to 100,000",
+        "",
+        f"`{COMMANDS['scale']}` — MIF notes from `scripts/synth.py` (Zipf-distributed words, a planted",
+        "`zqplant<N>` term in each title). Every `memdex index` and `memdex search` is a process,",
+        "timed from start to exit, with its peak memory (`ru_maxrss`). Medians; the full index of",
+        "more than 20,000 notes runs once.",
+        "",
+        "| notes | full index | nothing changed | 1 changed | 200 changed | database | index peak memory |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for s in data["sizes"]:
+        lines.append(
+            f"| {s['notes']:,} | {s['full_index']['median_s']:.2f} s"
+            f" | {s['unchanged_rescan']['median_s']:.2f} s"
+            f" | {s['changed_files']['1']['median_s']:.2f} s | {s['changed_files']['200']['median_s']:.2f} s"
+            f" | {s['database_bytes'] / 1e6:.0f} MB | {s['full_index']['peak_rss_mb']:.0f} MB |"
+        )
+    lines += [
+        "",
+        "| notes | CLI search (median) | ripgrep -l (median) | ratio | files ripgrep lists | "
+        "cascade p50 | cascade p95 | planted term first |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for s in data["sizes"]:
+        casc = s["in_process_cascade"]["all"]
+        rg = s.get("ripgrep_median_s")
+        lines.append(
+            f"| {s['notes']:,} | {s['cli_search_median_s'] * 1000:.0f} ms"
+            f" | {f'{rg * 1000:.0f} ms' if rg else 'n/a'} | {s.get('ratio_memdex_cli_to_ripgrep', 'n/a')}x"
+            f" | {s.get('ripgrep_files_listed_median', 'n/a')}"
+            f" | {casc['p50_ms']:.1f} ms | {casc['p95_ms']:.1f} ms"
+            f" | {s['planted_found_first']} |"
+        )
+    biggest = data["sizes"][-1]
+    lines += [
+        "",
+        f"In-process p50 / p95 by query shape and by layer at {biggest['notes']:,} notes "
+        "(each layer's SQL, as `--json` reports it in `layers[].ms`):",
+        "",
+        "| | p50 | p95 | runs |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, v in [*biggest["in_process_cascade"].items(), *biggest["in_process_layers"].items()]:
+        label = f"cascade, {name} queries" if name in biggest["in_process_cascade"] else f"layer {name}"
+        lines.append(f"| {label} | {v['p50_ms']:.2f} ms | {v['p95_ms']:.2f} ms | {v['n']} |")
+    lines += ["", "![Index time](bench-index-time.png)", "", "![Query latency](bench-query-latency.png)", ""]
+    return lines
+
+
+def _eval_section(data: dict) -> list[str]:
+    lines = ["## Ranking quality", "", f"`{COMMANDS['eval']}`", ""]
+    sci = data.get("scifact_train")
+    if sci:
+        lines += [
+            f"SciFact, train split ({sci['queries']} claims, {sci['documents']:,} abstracts as notes):",
+            "",
+            "| | nDCG@10 | recall@100 | ms per query |",
+            "|---|---:|---:|---:|",
+        ]
+        for name in ("memdex", "fts5_baseline"):
+            v = sci[name]
+            lines.append(f"| {name} | {v['ndcg@10']:.3f} | {v['recall@100']:.3f} | {v['ms_per_query']:.1f} |")
+        lines.append("")
+    ser = data.get("serena")
+    if ser:
+        lines += [
+            f"Serena memories ({ser['queries']} queries of `scripts/eval_data/serena-queries.jsonl`; "
+            "tuned on dev, test held out):",
+            "",
+            "| | recall@10 | MRR | test recall@10 | dev recall@10 | paraphrase recall@10 |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for name in ("memdex", "fts5_baseline", "word_count_baseline"):
+            v = ser[name]
+            lines.append(
+                f"| {name} | {v['recall@10']:.3f} | {v['mrr']:.3f} | {v['test']['recall@10']:.3f}"
+                f" | {v['dev']['recall@10']:.3f} | {v['paraphrase']['recall@10']:.3f} |"
+            )
+        lines.append("")
+    chats = data.get("chats")
+    if chats:
+        lines += [
+            f"Chats ({chats['questions']} questions): gold turns inside a "
+            f"{chats['budget_tokens']:,}-token answer:",
+            "",
+            "| | all | dev | test |",
+            "|---|---:|---:|---:|",
+        ]
+        for name in ("memdex", "fts5_8_turn_baseline"):
+            v = chats[name]
+            lines.append(f"| {name} | {v['gold_in_budget']:.3f} | {v['dev']:.3f} | {v['test']:.3f} |")
+        lines.append("")
+    return lines
+
+
+def _json_section(title: str, name: str, data: dict, keys: list[str]) -> list[str]:
+    lines = [f"## {title}", "", f"`{COMMANDS[name]}`", "", "```json"]
+    lines.append(json.dumps({k: data[k] for k in keys if k in data}, indent=2))
+    return [*lines, "```", ""]
+
+
+@cli.command()
+@click.option(
+    "--results",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=RESULTS,
+    help="Folder of the JSON results  [default: docs/benchmarks]",
+)
+def report(results: Path) -> None:
+    """Write benchmarks.md and its plots beside the folder of JSON results (docs/).
+
+    Run the commands it lists first; a missing result is left out.
+
+    Example:
+
+        python scripts/bench.py report
+    """
+    lines = [
+        "# Benchmarks",
+        "",
+        "Written by `python scripts/bench.py report` from the JSON files in `docs/benchmarks/`;",
+        "each section names the command that made its figures. The machine is shared and noisy:",
+        "figures are medians, and ripgrep runs in the same loop on the same files for a ratio.",
+        "",
+    ]
+    scale_data = _load(results, "scale")
+    if scale_data:
+        m = scale_data["machine"]
+        lines += [f"memdex {scale_data['memdex']}, Python {m['python']}, {m['cpus']} CPUs.", ""]
+        _plots(scale_data, results.parent)
+        lines += _scale_section(scale_data)
+    eval_data = _load(results, "eval")
+    if eval_data:
+        lines += _eval_section(eval_data)
+    for title, name, keys in (
+        (
+            "Real memories: the Serena corpus",
+            "core",
+            [
+                "markdown_files",
+                "full_index",
+                "unchanged_rescan",
+                "cli_search_median_s",
+                "in_process_search_median_ms",
+                "database_bytes",
+            ],
+        ),
+        ("The watcher", "watch", ["files", "edit_to_searchable_s", "burst", "catch_up_nothing_changed"]),
+        (
+            "Chat exports",
+            "chats",
+            [
+                "conversations",
+                "files",
+                "chunks",
+                "index_seconds",
+                "conversations_per_second",
+                "database_bytes",
+            ],
+        ),
+    ):
+        data = _load(results, name)
+        if data:
+            lines += _json_section(title, name, data, keys)
+    out = results.parent / "benchmarks.md"
+    out.write_text("\n".join(lines).rstrip() + "\n", "utf-8")
+    click.echo(f"wrote {out}", err=True)
 
 
 if __name__ == "__main__":

@@ -358,9 +358,10 @@ def eval_chats(work: Path, split: str | None) -> dict:
     ):
         results = [(q, found(ranker(q["question"]), q)) for q in questions]
         section: dict = {"gold_in_budget": mean([float(ok) for _, ok in results])}
-        for kind in sorted({q["type"] for q in questions}):
-            part = [ok for q, ok in results if q["type"] == kind]
-            section[kind] = mean([float(ok) for ok in part])
+        for kind in sorted({q["type"] for q in questions}) + ["dev", "test"]:
+            part = [ok for q, ok in results if kind in (q["type"], q["split"])]
+            if part:
+                section[kind] = mean([float(ok) for ok in part])
         if name == "memdex":
             section["misses"] = [
                 {"id": q["id"], "question": q["question"], "gold": q["gold"]} for q, ok in results if not ok
@@ -403,8 +404,10 @@ def eval_serena(work: Path, split: str | None, via_cli: bool) -> dict:
             "mrr": mean([reciprocal_rank(r, q["relevant"]) for r, q in rows]),
             "ms_per_query": ms,
         }
-        for kind in ("direct", "paraphrase", "question"):
-            part = [(r, q) for r, q in rows if q["type"] == kind]
+        for kind in ("direct", "paraphrase", "question", "dev", "test"):
+            part = [(r, q) for r, q in rows if kind in (q["type"], q["split"])]
+            if not part:
+                continue
             section[kind] = {
                 "recall@10": mean([recall_at(r, q["relevant"], 10) for r, q in part]),
                 "mrr": mean([reciprocal_rank(r, q["relevant"]) for r, q in part]),

@@ -12,12 +12,17 @@ Examples:
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import random
 from pathlib import Path
 
 import click
 
+# The head of the vocabulary: words every engineering memory uses. The long tail is made
+# of pronounceable invented words, so that, as in real notes, most words are rare: word
+# frequencies follow Zipf's law (the k-th word about 1/k as often as the first).
 WORDS = (
     "index query cache deploy rollback migration schema token budget latency queue worker retry "
     "backoff webhook secret rotation review branch merge conflict release tag pipeline runner "
@@ -26,6 +31,8 @@ WORDS = (
     "relevance snippet chunk document memory agent session handoff context window summary decision "
     "incident postmortem alert pager dashboard metric trace span sampler budget quota limit plan"
 ).split()
+VOCABULARY = 20_000
+ZIPF = 1.07
 NAMESPACES = (
     "decisions/project",
     "learnings/project",
@@ -34,11 +41,50 @@ NAMESPACES = (
     "semantic/preferences",
 )
 TYPES = ("semantic", "episodic", "procedural")
+_ONSETS = "b c d f g h j k l m n p r s t v w z br cr dr fl gr pl pr sk sl sp st tr".split()
+_VOWELS = "a e i o u ai ea io ou".split()
+_CODAS = ["", "", "n", "r", "s", "l", "m", "t", "x", "nd", "rk", "st"]
+
+
+class Vocabulary:
+    "A deterministic Zipf-distributed vocabulary: common words first, invented ones after."
+
+    def __init__(self, size: int = VOCABULARY, seed: int = 3) -> None:
+        rng = random.Random(seed)
+        words = list(dict.fromkeys(WORDS))
+        seen = set(words)
+        while len(words) < size:
+            word = "".join(
+                rng.choice(_ONSETS) + rng.choice(_VOWELS) + rng.choice(_CODAS)
+                for _ in range(rng.randint(2, 3))
+            )
+            if word not in seen:
+                seen.add(word)
+                words.append(word)
+        self.words = words
+        weights = [1 / (k + 1) ** ZIPF for k in range(len(words))]
+        total = sum(weights)
+        self.cumulative = list(itertools.accumulate(w / total for w in weights))
+
+    def pick(self, rng: random.Random, n: int) -> list[str]:
+        return [
+            self.words[min(bisect.bisect(self.cumulative, rng.random()), len(self.words) - 1)]
+            for _ in range(n)
+        ]
+
+
+_VOCABULARY: Vocabulary | None = None
+
+
+def vocabulary() -> Vocabulary:
+    global _VOCABULARY
+    if _VOCABULARY is None:
+        _VOCABULARY = Vocabulary()
+    return _VOCABULARY
 
 
 def _sentence(rng: random.Random, words: int) -> str:
-    chosen = [rng.choice(WORDS) for _ in range(words)]
-    return " ".join(chosen).capitalize() + "."
+    return " ".join(vocabulary().pick(rng, words)).capitalize() + "."
 
 
 def _paragraph(rng: random.Random) -> str:
@@ -54,7 +100,7 @@ def write_notes(folder: Path, count: int, seed: int = 7) -> list[Path]:
         path = folder / namespace / f"m{i:06d}.memory.md"
         path.parent.mkdir(parents=True, exist_ok=True)
         title = f"{_sentence(rng, 4)[:-1]} zqplant{i}"
-        tags = sorted({rng.choice(WORDS) for _ in range(3)})
+        tags = sorted(set(vocabulary().pick(rng, 3)))
         day = 1 + i % 28
         sections = "\n\n".join(
             f"## {_sentence(rng, 3)[:-1]}\n\n{_paragraph(rng)}" for _ in range(rng.randint(1, 4))
@@ -67,6 +113,27 @@ def write_notes(folder: Path, count: int, seed: int = 7) -> list[Path]:
         )
         paths.append(path)
     return paths
+
+
+def queries(notes: int, seed: int = 5) -> list[dict[str, str]]:
+    """Search queries for a corpus of ``notes`` notes, of four shapes, ten of each.
+
+    - planted: one ``zqplant<N>`` term, found in exactly one note (a known-item lookup);
+    - common: two of the most common words (thousands of matches, the costliest to rank);
+    - mixed: a common word and two from the middle of the vocabulary;
+    - question: a sentence around two mid-frequency words, with stopwords and a "?".
+    """
+    rng = random.Random(seed)
+    words = vocabulary().words
+    head, middle = words[:60], words[200:5000]
+    out = []
+    for _ in range(10):
+        out.append({"shape": "planted", "query": f"zqplant{rng.randrange(notes)}"})
+        out.append({"shape": "common", "query": " ".join(rng.sample(head, 2))})
+        out.append({"shape": "mixed", "query": " ".join([rng.choice(head), *rng.sample(middle, 2)])})
+        a, b = rng.sample(middle, 2)
+        out.append({"shape": "question", "query": f"what did we decide about the {a} and {b}?"})
+    return out
 
 
 def _messages(rng: random.Random, i: int) -> list[tuple[str, str]]:

@@ -266,3 +266,34 @@ def test_a_kind_the_index_does_not_hold_is_named(sample: sqlite3.Connection) -> 
     assert result.notes == [
         "no documents of kind serna here; kinds in this index: archive, chatgpt, memory, note, serena"
     ]
+
+
+def test_terms_in_most_passages_are_left_out_of_the_any_term_pass(
+    conn: sqlite3.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memdex import query
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for i in range(40):  # "deploy" is everywhere; "quokka" in two notes, "wombat" in one
+        extra = " quokka" if i in (3, 17) else ""
+        extra += " wombat" if i == 17 else ""
+        (notes / f"n{i:02d}.md").write_text(f"# Note {i}\n\nWe deploy the service on day {i}.{extra}\n")
+    index_paths(conn, [notes])
+    # Below the real floor (10,000 passages) nothing is pruned: same results as ever.
+    unpruned = search(conn, "deploy quokka koala", use_synonyms=False)
+    assert not any("too many passages" in n for n in unpruned.notes)
+    assert unpruned.found == 40
+
+    monkeypatch.setattr(query, "COMMON_MIN_ROWS", 10)
+    pruned = search(conn, "deploy quokka koala", use_synonyms=False)
+    assert [n for n in pruned.notes if "too many passages" in n] == [
+        'left out of the any-term pass, found in too many passages to rank by: "deploy"'
+    ]
+    assert {Path(h.path).name for h in pruned.hits} == {"n03.md", "n17.md"}
+    # A query of common words only keeps them all: there would be nothing left to search.
+    common = search(conn, "deploy service", use_synonyms=False)
+    assert not any("too many passages" in n for n in common.notes) and common.found == 40
+    # All-term layers are untouched: a note with every word still comes first.
+    both = search(conn, "deploy quokka wombat", use_synonyms=False)
+    assert Path(both.hits[0].path).name == "n17.md"

@@ -1,0 +1,92 @@
+"""The benchmark and evaluation scripts run end to end on small inputs and say true things.
+
+Figures are not asserted (the machines are shared and noisy); what is checked is that every
+measurement is there, that the planted terms are found, and that the report holds them.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+
+
+def run_script(*args: str, cwd: Path | None = None) -> str:
+    done = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_generated_queries_are_deterministic_and_of_every_shape():
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        import synth
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    first, again = synth.queries(500), synth.queries(500)
+    assert first == again
+    assert {q["shape"] for q in first} == {"planted", "common", "mixed", "question"}
+    assert len(first) == 40
+
+
+@pytest.fixture(scope="module")
+def scale_result(tmp_path_factory):
+    work = tmp_path_factory.mktemp("scale")
+    out = run_script(
+        str(SCRIPTS / "bench.py"),
+        "scale",
+        "--sizes",
+        "200,300",
+        "--runs",
+        "1",
+        "--cli-queries",
+        "2",
+        "--work",
+        str(work),
+    )
+    return json.loads(out), work
+
+
+def test_scale_measures_every_step_and_finds_every_planted_term(scale_result):
+    data, work = scale_result
+    assert [s["notes"] for s in data["sizes"]] == [200, 300]
+    for size in data["sizes"]:
+        assert size["full_index"]["median_s"] > 0
+        assert size["full_index"]["peak_rss_mb"] > 1
+        assert set(size["changed_files"]) == {"1", "200"}
+        assert size["unchanged_rescan"]["runs"] == 1
+        assert size["database_bytes"] > 0
+        assert len(size["cli_search"]) == 2
+        assert size["planted_found_first"] == "10/10"
+        assert size["in_process_cascade"]["all"]["n"] == 40
+        assert any(name.startswith("1 topics") for name in size["in_process_layers"])
+    # The changed files were put back: the generated corpus is reused by the next run.
+    assert not any("zqchanged" in p.read_text() for p in (work / "notes-300").rglob("*.md"))
+
+
+def test_report_writes_tables_and_plots(scale_result, tmp_path):
+    pytest.importorskip("matplotlib")
+    data, _ = scale_result
+    results = tmp_path / "benchmarks"
+    results.mkdir()
+    (results / "scale.json").write_text(json.dumps(data))
+    run_script(str(SCRIPTS / "bench.py"), "report", "--results", str(results))
+    text = (tmp_path / "benchmarks.md").read_text()
+    assert "| 300 |" in text and "| 200 |" in text
+    assert "![Query latency](bench-query-latency.png)" in text
+    for png in ("bench-index-time.png", "bench-query-latency.png"):
+        assert (tmp_path / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_serena_eval_beats_the_baselines(tmp_path):
+    out = json.loads(
+        run_script(str(SCRIPTS / "eval.py"), "--set", "serena", "--split", "dev", "--work", str(tmp_path))
+    )
+    serena = out["serena"]
+    assert serena["queries"] > 50 and serena["split"] == "dev"
+    assert serena["memdex"]["recall@10"] > serena["word_count_baseline"]["recall@10"]
+    assert serena["memdex"]["paraphrase"]["recall@10"] > 0
+    assert "test" not in serena["memdex"]  # one split asked for, one reported
