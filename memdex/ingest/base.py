@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import codecs
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from ..errors import IngestError
 from ..models import ParsedFile
@@ -80,7 +80,7 @@ class SourceKind:
 
     def accepts(self, rel_path: str) -> bool:
         "Can this kind read this file when the user forces it with --kind?"
-        return PurePosixPath(rel_path).name.lower().endswith(self.suffixes)
+        return rel_path.rpartition("/")[2].lower().endswith(self.suffixes)
 
     def sniff(self, data: bytes) -> bool:
         "Given a file it claims by name, is it really this kind? (JSON exports look alike.)"

@@ -333,7 +333,7 @@ class _Run:
     def _candidates(self, root: Root, found: Found) -> tuple[Path, list[SourceKind], Found] | None:
         """Which kinds may read this file, in which zone. In an aggregate zone (an archive) only
         the manifest counts, and its stat becomes the whole folder's."""
-        if root.path.is_dir():
+        if root.is_dir:
             zone, zone_kind = root.zones.of(found.path.parent)
         else:
             zone, zone_kind = root.path.parent, None
@@ -343,7 +343,10 @@ class _Run:
                 return None
             size, mtime_ns = folder_stat(zone)
             return zone, [kind], replace(found, size=size, mtime_ns=mtime_ns)
-        rel = os.path.relpath(found.path, zone).replace(os.sep, "/")
+        if zone == root.path:
+            rel = found.rel_path
+        else:
+            rel = os.path.relpath(found.path, zone).replace(os.sep, "/")
         kinds = kinds_for(rel, root.forced, zone_kind)
         return (zone, kinds, found) if kinds else None
 

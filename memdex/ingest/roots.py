@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from . import detect_root_kind
@@ -63,6 +64,11 @@ class Root:
     nested: set[str]  # other roots inside this one, which index themselves
     chunk_tokens: int | None = None
     stale: bool = False  # last read by older parsers: unchanged files are read again
+
+    @cached_property
+    def is_dir(self) -> bool:
+        "Whether the root is a folder; looked up once per run, not once per file."
+        return self.path.is_dir()
 
 
 def nested_roots(root: str, all_roots: list[str]) -> set[str]:
