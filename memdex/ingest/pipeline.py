@@ -30,7 +30,7 @@ from . import INGEST_VERSION, SOURCES, detect_root_kind, get_kind, kinds_for
 from .base import MB, SourceFile, SourceKind
 from .files import Found, extra_ignores, folder_stat, is_ignored, stat_file, walk
 from .roots import Root, Zones, detect_scope, nested_roots, owning_root
-from .writer import BATCH_FILES, StoredFile, Writer
+from .writer import BATCH_FILES, WATCH_BATCH_FILES, StoredFile, Writer
 
 RAISE_ENV = "MEMDEX_RAISE_ERRORS"
 QUEUE_BYTES = 32 * MB  # parsed data held before it is written
@@ -171,7 +171,7 @@ def index_changes(
     the kind and scope it was indexed with; paths under no indexed root are ignored.
     """
     roots = [dict(r) for r in conn.execute(db.query("roots_all"))]
-    run = _Run(conn, Options(), None, should_stop)
+    run = _Run(conn, Options(), None, should_stop, batch_files=WATCH_BATCH_FILES)
 
     def work() -> None:
         for path in sorted({os.path.abspath(p) for p in paths}):
@@ -191,13 +191,15 @@ class _Run:
         options: Options,
         progress: Progress | None,
         should_stop: ShouldStop | None,
+        batch_files: int = BATCH_FILES,
     ) -> None:
         self.conn = conn
+        self.batch_files = batch_files
         self.options = options
         self.progress = progress
         self.should_stop = should_stop
         self.report = IndexReport()
-        self.writer = Writer(conn)
+        self.writer = Writer(conn, batch_files)
         self.raise_errors = bool(os.environ.get(RAISE_ENV))
         self.roots: dict[str, Root] = {}
         self.extra = extra_ignores()
@@ -228,7 +230,7 @@ class _Run:
     def later(self, write: Callable[[], None], size: int = 0) -> None:
         self.queue.append(write)
         self.queued_bytes += size
-        if len(self.queue) >= BATCH_FILES or self.queued_bytes >= QUEUE_BYTES:
+        if len(self.queue) >= self.batch_files or self.queued_bytes >= QUEUE_BYTES:
             self.flush()
 
     def flush(self) -> None:
