@@ -579,8 +579,10 @@ def _scale_section(data: dict) -> list[str]:
     lines = [
         "## Scale: generated notes, 2,000 to 100,000",
         "",
-        f"`{COMMANDS['scale']}` — MIF notes from `scripts/synth.py` (Zipf-distributed words, a planted",
-        "`zqplant<N>` term in each title). Every `memdex index` and `memdex search` is a process,",
+        f"`{COMMANDS['scale']}`",
+        "",
+        "MIF notes from `scripts/synth.py` (Zipf-distributed words, a planted `zqplant<N>` term in",
+        "each title). Every `memdex index` and `memdex search` is a process,",
         "timed from start to exit, with its peak memory (`ru_maxrss`). Medians; the full index of",
         "more than 20,000 notes runs once.",
         "",
@@ -596,7 +598,7 @@ def _scale_section(data: dict) -> list[str]:
         )
     lines += [
         "",
-        "| notes | CLI search (median) | ripgrep -l (median) | ratio | files ripgrep lists | "
+        "| notes | CLI search (median) | ripgrep -l (median) | memdex / ripgrep | files ripgrep lists | "
         "cascade p50 | cascade p95 | planted term first |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
@@ -606,7 +608,7 @@ def _scale_section(data: dict) -> list[str]:
         lines.append(
             f"| {s['notes']:,} | {s['cli_search_median_s'] * 1000:.0f} ms"
             f" | {f'{rg * 1000:.0f} ms' if rg else 'n/a'} | {s.get('ratio_memdex_cli_to_ripgrep', 'n/a')}x"
-            f" | {s.get('ripgrep_files_listed_median', 'n/a')}"
+            f" | {round(s['ripgrep_files_listed_median']) if rg else 'n/a'}"
             f" | {casc['p50_ms']:.1f} ms | {casc['p95_ms']:.1f} ms"
             f" | {s['planted_found_first']} |"
         )
@@ -741,6 +743,9 @@ def report(results: Path) -> None:
         data = _load(results, name)
         if data:
             lines += _json_section(title, name, data, keys)
+    notes = results / "notes.md"  # hand-written: what was tried, and why it stayed or went
+    if notes.exists():
+        lines += ["", notes.read_text("utf-8").strip(), ""]
     out = results.parent / "benchmarks.md"
     out.write_text("\n".join(lines).rstrip() + "\n", "utf-8")
     click.echo(f"wrote {out}", err=True)
