@@ -26,7 +26,7 @@ from . import __version__
 from .documents import MARKDOWN_KINDS
 from .errors import InvalidParameter
 from .models import est_tokens
-from .paths import inside, roots
+from .paths import OutsideRoots, inside, open_inside, roots
 from .render import source_line
 from .sources import Source
 
@@ -115,7 +115,10 @@ def retrieve(
             skipped.append({**entry, "reason": f"{folder / name} is an indexed file"})
             continue
         try:
-            data, mode = _content(s)
+            data, mode = _content(s, allowed)
+        except OutsideRoots:  # swapped for a symlink out of the roots after the check above
+            skipped.append({**entry, "reason": "outside the indexed roots"})
+            continue
         except OSError as exc:
             skipped.append({**entry, "reason": f"cannot read it ({exc.strerror or exc})"})
             continue
@@ -154,11 +157,11 @@ def retrieve(
     return manifest
 
 
-def _content(s: Source) -> tuple[bytes, int | None]:
+def _content(s: Source, allowed: list[str]) -> tuple[bytes, int | None]:
     "What to write for a source, and the file mode to give it (a copy keeps its source's)."
     h = s.hit
     if h.kind in MARKDOWN_KINDS:
-        with open(h.path, "rb") as f:
+        with open_inside(h.path, allowed) as f:
             return f.read(), os.fstat(f.fileno()).st_mode & 0o777
     parts = [f"# {h.title}", "", f"{source_line(h)} · from {h.path}"]
     for p in s.passages:
