@@ -65,10 +65,35 @@ def write_results(conn: sqlite3.Connection, target: str, query: str, markdown: s
         if not folder.is_dir():
             problem = "is not a folder" if folder.exists() else "does not exist; create it first"
             raise InvalidParameter(f"--output-file {target}: {folder} {problem}.")
+        _check_results_file(path, target)
         _replace(path, data)
     except OSError as exc:
         raise InvalidParameter(f"--output-file {target}: cannot write it ({exc.strerror or exc}).") from exc
     return path
+
+
+def _check_results_file(path: Path, target: str) -> None:
+    """A results file is markdown, and replaces only a results file memdex wrote.
+
+    The text written holds memory text, which anyone may have written, and the path may come
+    from an agent whose model read that text: so no ``~/.bashrc``, ``authorized_keys`` or
+    crontab can be (over)written with it, whoever asked.
+    """
+    if path.suffix.lower() not in (".md", ".markdown"):
+        raise InvalidParameter(
+            f"--output-file {target}: a results file is markdown; give a name ending in .md, or a folder."
+        )
+    if path.is_file() and not path.is_symlink():
+        with open(path, "rb") as f:
+            ours = f.read(len(RESULTS_MARK)) == RESULTS_MARK
+        if not ours:
+            raise InvalidParameter(
+                f"--output-file {target}: that file exists and memdex did not write it; memdex "
+                "replaces only its own results files. Give a new name, or a folder."
+            )
+
+
+RESULTS_MARK = b"<!-- memdex "  # the first bytes of every results file
 
 
 def _comment(text: str) -> str:
@@ -101,6 +126,7 @@ def retrieve(
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InvalidParameter(f"--retrieve {target}: cannot create the folder ({exc.strerror}).") from exc
+    _check_manifest(folder / "manifest.json", target)
     files: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
     total = 0
@@ -155,6 +181,22 @@ def retrieve(
         )
     _replace(folder / "manifest.json", (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode())
     return manifest
+
+
+def _check_manifest(path: Path, target: str) -> None:
+    "A folder retrieved into before keeps memdex's manifest; any other manifest.json stays."
+    if not path.is_file() or path.is_symlink():
+        return  # none yet, or a symlink: replaced by rename, never followed
+    try:
+        with open(path, "rb") as f:
+            data = json.loads(f.read(1_000_000))
+    except (OSError, ValueError):
+        data = None
+    if not (isinstance(data, dict) and "memdex" in data and "files" in data):
+        raise InvalidParameter(
+            f"--retrieve {target}: it holds a manifest.json memdex did not write; choose an empty "
+            "folder, or one memdex retrieved into before."
+        )
 
 
 def _content(s: Source, allowed: list[str]) -> tuple[bytes, int | None]:
