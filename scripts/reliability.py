@@ -877,6 +877,7 @@ def load(work: Path, readers: int, notes: int, writer: str = "index", base: int 
         "ingest_s": round(ingest_s, 2),
         "searches": len(latencies),
         "searches_per_s": round(len(latencies) / ingest_s, 1),
+        "searches_per_reader": [o["searches"] for o in outputs],
         "errors": len(errors),
         "error_examples": errors[:5],
         "latency_ms": percentiles(latencies),
