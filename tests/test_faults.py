@@ -30,8 +30,8 @@ from .test_watcher import wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
-import reliability as rel  # noqa: E402
 import synth  # noqa: E402
+from reliability_kit import disk, kills, state  # noqa: E402
 
 NOTES = 2500  # above one write batch (1,000 files), so a kill can fall between commits
 
@@ -42,7 +42,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list
     work = tmp_path_factory.mktemp("faults")
     root = work / "notes"
     synth.write_notes(root, NOTES)
-    return root, rel.fresh_index(root, work / "fresh.db")
+    return root, state.fresh_index(root, work / "fresh.db")
 
 
 def _roots_committed(db_path: Path) -> bool:
@@ -59,7 +59,7 @@ def _roots_committed(db_path: Path) -> bool:
 KILL_POINTS: dict[str, Callable[[Path], bool]] = {
     "creating the database": lambda p: p.exists(),
     "before any document is committed": _roots_committed,
-    "between two write batches": lambda p: rel.committed(p) > 0,
+    "between two write batches": lambda p: state.committed(p) > 0,
 }
 
 
@@ -69,14 +69,14 @@ def test_kill_9_during_index_then_a_rerun_converges(
 ) -> None:
     root, expected = tree
     db_path = tmp_path / "killed.db"
-    info = rel.kill_index(db_path, root, when=lambda: KILL_POINTS[point](db_path))
+    info = kills.kill_index(db_path, root, when=lambda: KILL_POINTS[point](db_path))
     assert info["killed_mid_run"], "memdex index finished before the kill: the test proves nothing"
     assert info["documents_at_kill"] < len(expected["documents"])
-    assert rel.problems(db_path) == []  # what the kill left opens, recovers and checks clean
-    rerun = rel.memdex_cli(db_path, "index", "--quiet", str(root))
+    assert state.problems(db_path) == []  # what the kill left opens, recovers and checks clean
+    rerun = state.memdex_cli(db_path, "index", "--quiet", str(root))
     assert rerun.returncode == 0, rerun.stderr
-    assert rel.problems(db_path) == []
-    assert rel.differences(rel.canonical(db_path), expected) == {}
+    assert state.problems(db_path) == []
+    assert state.differences(state.canonical(db_path), expected) == {}
 
 
 def test_kill_9_during_the_watchers_catch_up_then_a_restart_converges(tmp_path: Path) -> None:
@@ -84,52 +84,52 @@ def test_kill_9_during_the_watchers_catch_up_then_a_restart_converges(tmp_path: 
     root = tmp_path / "watched"
     synth.write_notes(root / "before", 100, seed=1)
     db_path = tmp_path / "watched.db"
-    rel.fresh_index(root, db_path)
+    state.fresh_index(root, db_path)
     synth.write_notes(root / "while-off", NOTES, seed=2)
     (root / "before" / "decisions" / "project" / "m000000.memory.md").unlink()
-    proc = subprocess.Popen([*rel.MEMDEX, "--db", str(db_path), "watch"], stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([*state.MEMDEX, "--db", str(db_path), "watch"], stderr=subprocess.DEVNULL)
     try:
-        wait_until(lambda: rel.committed(db_path, root / "while-off") > 0 or proc.poll() is not None, 60)
+        wait_until(lambda: state.committed(db_path, root / "while-off") > 0 or proc.poll() is not None, 60)
         alive = proc.poll() is None
     finally:
         proc.kill()
         proc.wait()
-    assert alive and rel.committed(db_path, root / "while-off") < NOTES, "the catch-up was not interrupted"
-    assert rel.problems(db_path) == []
-    again = rel.start_watch(db_path, tmp_path / "watch.log")  # its catch-up is the re-run
-    assert rel.stop(again) == 0
-    expected = rel.fresh_index(root, tmp_path / "fresh.db")
-    assert rel.problems(db_path) == []
-    assert rel.differences(rel.canonical(db_path), expected) == {}
+    assert alive and state.committed(db_path, root / "while-off") < NOTES, "the catch-up was not interrupted"
+    assert state.problems(db_path) == []
+    again = kills.start_watch(db_path, tmp_path / "watch.log")  # its catch-up is the re-run
+    assert kills.stop(again) == 0
+    expected = state.fresh_index(root, tmp_path / "fresh.db")
+    assert state.problems(db_path) == []
+    assert state.differences(state.canonical(db_path), expected) == {}
 
 
 # -- a full disk -------------------------------------------------------------------------------
 def _judge(db_path: Path, roots: list[Path], before: dict[str, Any], got: dict[str, Any]) -> dict[str, Any]:
-    verdict = rel.judge_full_disk(db_path, roots, before, got)
+    verdict = disk.judge_full_disk(db_path, roots, before, got)
     assert verdict["problems"] == []
     assert verdict["files_half_written"] == []  # each file as it was, or as the run would write it
     assert verdict["converged_after_room_returned"]
     return verdict
 
 
-@pytest.mark.skipif(not rel.can_mount_tmpfs(), reason="no mount namespace for a tmpfs here")
+@pytest.mark.skipif(not disk.can_mount_tmpfs(), reason="no mount namespace for a tmpfs here")
 def test_a_full_disk_is_a_clear_error_and_keeps_the_previous_state(tmp_path: Path) -> None:
     "A real ENOSPC: the index on a tiny tmpfs, in a mount namespace of its own (unshare)."
-    db_path, roots, before = rel.disk_scenario(tmp_path, "tmpfs", 100, 1500)
-    got = rel.index_on_full_disk(db_path, roots, tmp_path / "out", 100_000)
+    db_path, roots, before = disk.disk_scenario(tmp_path, "tmpfs", 100, 1500)
+    got = disk.index_on_full_disk(db_path, roots, tmp_path / "out", 100_000)
     assert got["exit_code"] == 1
     assert got["stderr"] == (
         f"Error: The disk is full ({db_path}): nothing of the last batch was written. "
         "Free space and run again.\n"
     )
-    assert rel.canonical(db_path)["documents"] == before["documents"]  # the edits of the run: not there
+    assert state.canonical(db_path)["documents"] == before["documents"]  # the edits of the run: not there
     _judge(db_path, roots, before, got)
 
 
 def test_a_failing_disk_write_is_a_clear_error(tmp_path: Path) -> None:
     "A file-size limit (RLIMIT_FSIZE) fails SQLite's writes with EFBIG: a disk I/O error."
-    db_path, roots, before = rel.disk_scenario(tmp_path, "fsize", 100, 1500)
-    got = rel.index_over_file_size_limit(db_path, roots, 100_001)
+    db_path, roots, before = disk.disk_scenario(tmp_path, "fsize", 100, 1500)
+    got = disk.index_over_file_size_limit(db_path, roots, 100_001)
     assert got["exit_code"] == 1 and "Traceback" not in got["stderr"]
     assert got["stderr"].startswith(f"Error: Writing the index failed ({db_path}) (disk I/O error: ")
     assert "nothing of the last batch was written. Check the disk and run again." in got["stderr"]
@@ -137,7 +137,7 @@ def test_a_failing_disk_write_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_a_page_limit_in_the_library_raises_database_error(tmp_path: Path) -> None:
-    db_path, roots, before = rel.disk_scenario(tmp_path, "pages", 100, 1500)
+    db_path, roots, before = disk.disk_scenario(tmp_path, "pages", 100, 1500)
     conn = db.connect(db_path)
     pages = conn.execute("PRAGMA page_count").fetchone()[0]
     conn.execute(f"PRAGMA max_page_count = {pages + 20:d}")
@@ -152,7 +152,7 @@ def test_the_watcher_survives_a_full_disk_and_catches_up_when_room_returns(tmp_p
     root = tmp_path / "w"
     synth.write_notes(root, 50, seed=1)
     db_path = tmp_path / "w.db"
-    rel.fresh_index(root, db_path)
+    state.fresh_index(root, db_path)
     service = WatchService(db_path, [], debounce=0.05)
     thread = threading.Thread(target=service.run, name="memdex-watch")
     thread.start()
@@ -164,21 +164,21 @@ def test_the_watcher_survives_a_full_disk_and_catches_up_when_room_returns(tmp_p
         (tmp_path / "staging").rename(root / "burst")  # one event (nested folders made in a
         # watched tree race watchdog's own inotify bookkeeping, which warns from its thread)
         wait_until(lambda: any("disk is full" in e["message"] for e in service.state["errors"]), 30)
-        assert thread.is_alive() and rel.committed(db_path, root / "burst") < 400
+        assert thread.is_alive() and state.committed(db_path, root / "burst") < 400
         service.conn.execute("PRAGMA max_page_count = 1073741823")  # room again
-        wait_until(lambda: rel.committed(db_path, root / "burst") == 400, 30)
+        wait_until(lambda: state.committed(db_path, root / "burst") == 400, 30)
     finally:
         service.stop()
         thread.join(20)
     assert not thread.is_alive() and service.exit_code == 0
-    assert rel.problems(db_path) == []
-    assert rel.differences(rel.canonical(db_path), rel.fresh_index(root, tmp_path / "fresh.db")) == {}
+    assert state.problems(db_path) == []
+    assert state.differences(state.canonical(db_path), state.fresh_index(root, tmp_path / "fresh.db")) == {}
 
 
 # -- read-only, locked ---------------------------------------------------------------------------
 def _memdex(*args: str, unprivileged: bool = False) -> subprocess.CompletedProcess[str]:
-    prefix = rel.unprivileged() if unprivileged else []
-    return subprocess.run([*prefix, *rel.MEMDEX, *args], capture_output=True, text=True)
+    prefix = disk.unprivileged() if unprivileged else []
+    return subprocess.run([*prefix, *state.MEMDEX, *args], capture_output=True, text=True)
 
 
 @pytest.fixture
@@ -188,14 +188,14 @@ def small_index(tmp_path: Path) -> tuple[Path, Path]:
     (root / "a.md").write_text("# Alpha\n\nzqalpha words\n")
     db_path = tmp_path / "idx" / "i.db"
     db_path.parent.mkdir()
-    rel.fresh_index(root, db_path)
+    state.fresh_index(root, db_path)
     (root / "b.md").write_text("# Beta\n\nzqbeta words\n")  # something for a writer to do
     return db_path, root
 
 
 def test_a_read_only_index_file_cannot_be_written_and_says_so(small_index: tuple[Path, Path]) -> None:
     db_path, root = small_index
-    before = rel.canonical(db_path)
+    before = state.canonical(db_path)
     db_path.chmod(0o444)
     out = _memdex("--db", str(db_path), "index", str(root), unprivileged=True)
     assert (out.returncode, out.stdout) == (1, "")
@@ -204,7 +204,7 @@ def test_a_read_only_index_file_cannot_be_written_and_says_so(small_index: tuple
         "and its folder.\n"
     )
     db_path.chmod(0o644)
-    assert rel.canonical(db_path) == before
+    assert state.canonical(db_path) == before
 
 
 @pytest.mark.parametrize("command", ["index", "watch"])
@@ -243,7 +243,7 @@ def test_an_index_locked_by_another_program_is_a_clear_error(small_index: tuple[
         f"Error: The index is locked by another writer ({db_path}): wait for it, or stop it, and run again.\n"
     )
     assert found.returncode == 0 and json.loads(found.stdout)["results"][0]["title"] == "Alpha"
-    assert rel.problems(db_path) == []
+    assert state.problems(db_path) == []
 
 
 # -- schema versions ---------------------------------------------------------------------------
@@ -274,7 +274,7 @@ def test_an_index_from_a_newer_memdex_is_an_error_of_the_mcp_tools(small_index: 
     raw.execute("PRAGMA user_version = 999")
     raw.close()
     reply = Tools(db_path).search_knowledge_base("zqalpha")
-    error = json.loads(reply.content[0].text)["error"]
+    error = json.loads(reply.content[0].text)["error"]  # type: ignore[union-attr]
     assert (
         reply.is_error
         and error["type"] == "index_not_found"
@@ -306,7 +306,7 @@ def test_an_index_from_an_older_memdex_is_migrated_with_nothing_lost(
     tmp_path: Path, sample_copy: Path
 ) -> None:
     db_path = tmp_path / "old.db"
-    expected = rel.fresh_index(sample_copy, db_path)
+    expected = state.fresh_index(sample_copy, db_path)
     _as_schema_3(db_path)
     with pytest.raises(SchemaError, match=r"needs migrating to schema 4"):  # a reader may not migrate
         db.connect(db_path, readonly=True)
@@ -315,14 +315,17 @@ def test_an_index_from_an_older_memdex_is_migrated_with_nothing_lost(
     names = [r[0] for r in conn.execute("SELECT name FROM memdex_migrations ORDER BY name")]
     assert names == [name for _, name, _ in db.migrations()]
     assert db.check(conn) == []
-    assert rel.differences(rel.canonical(db_path), expected) == {}
+    assert state.differences(state.canonical(db_path), expected) == {}
     assert [h.title for h in search(conn, "rerere").hits] == ["Git: Rebase Conflicts"]
     (sample_copy / "notes" / "new.md").write_text("# Fresh after migrating\n\nzqmigrated words\n")
     index_paths(conn, [sample_copy])  # the writer of schema 4 on a migrated index: no double entries
     assert db.check(conn) == []
     assert [h.title for h in search(conn, "zqmigrated").hits] == ["Fresh after migrating"]
     conn.close()
-    assert rel.differences(rel.canonical(db_path), rel.fresh_index(sample_copy, tmp_path / "fresh.db")) == {}
+    assert (
+        state.differences(state.canonical(db_path), state.fresh_index(sample_copy, tmp_path / "fresh.db"))
+        == {}
+    )
 
 
 def test_the_check_finds_a_full_text_index_out_of_step(conn: sqlite3.Connection, sample_copy: Path) -> None:

@@ -11,12 +11,12 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
-import reliability as rel  # noqa: E402
+from reliability_kit import load  # noqa: E402
 
 
 @pytest.mark.parametrize(("writer", "notes"), [("index", 1200), ("watch", 400)])
 def test_eight_readers_during_a_burst_see_no_error(tmp_path: Path, writer: str, notes: int) -> None:
-    report = rel.load(tmp_path, readers=8, notes=notes, writer=writer, base=200)
+    report = load.load(tmp_path, readers=8, notes=notes, writer=writer, base=200)
     assert report["writer_ok"]
     assert report["errors"] == 0, report["error_examples"]
     assert min(report["searches_per_reader"]) >= 10  # every reader searched during the burst
