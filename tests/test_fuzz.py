@@ -289,6 +289,25 @@ def test_a_damaged_version_of_an_indexed_file_loses_nothing(data: st.DataObject)
     assert outcome in ("indexed", "skipped", "passed over", "passed over, last good version dropped")
 
 
+# Found by `scripts/reliability.py files`: each made the run raise (a recorded "memdex bug").
+@pytest.mark.parametrize(
+    ("name", "data", "outcome"),
+    [
+        (
+            "typo.memory.md",
+            b"---\nid: t1\ncreated: 2025-09-42T09:15:00Z\ntitle: Typo\n---\nbody\n",
+            "indexed",
+        ),
+        ("deep.md", b"---\nx: " + b"[" * 5000 + b"\n---\nbody\n", "skipped"),
+        ("conversations.json", b'{"mapping": ' + b"[" * 5000, "skipped"),
+    ],
+    ids=["impossible date in frontmatter", "frontmatter nested too deeply", "export nested too deeply"],
+)
+def test_inputs_fuzzing_found(tmp_path: Path, name: str, data: bytes, outcome: str) -> None:
+    (tmp_path / "root").mkdir()
+    assert _check_run(tmp_path / "root", name, data, None) == outcome
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="ingest/pipeline.py deletes an indexed export that no kind sniffs any more (emptied, "
