@@ -65,8 +65,9 @@ def kill_index(
 
 
 def recovers(db_path: Path, expected: dict[str, list[Any]], rerun: Callable[[], None]) -> dict[str, Any]:
-    "After a kill: the file's checks, then a re-run, then the same rows as a fresh index."
-    before = problems(db_path)
+    """After a kill: the file's checks (none if it was killed before it created the file),
+    then a re-run, then the same rows as a fresh index."""
+    before = problems(db_path) if db_path.exists() else []
     rerun()
     after = problems(db_path)
     diff = differences(canonical(db_path), expected)
