@@ -109,7 +109,7 @@ def kill_index_rounds(work: Path, kills: int, notes: int, seed: int) -> dict[str
         else:
             change_tree(root, rng, k)
         expected = fresh_index(root, fresh)
-        info = kill_index(db_path, root, after=rng.uniform(0.05, full if k % 2 == 0 else full / 3))
+        info = kill_index(db_path, root, after=rng.uniform(0.05, full if k % 2 == 0 else full / 5))
 
         def rerun() -> None:
             out = memdex_cli(db_path, "index", "--quiet", str(root))
