@@ -8,7 +8,10 @@ It never reads outside the indexed roots: each source is resolved (symlinks and 
 must lie inside a root; anything else is skipped and named in the manifest. It never writes
 inside an indexed root either -- the results file or copies would be indexed as memories,
 or overwrite one -- and it writes by rename or exclusive create, so a symlink planted where
-a file is about to go is replaced, not followed.
+a file is about to go is replaced, not followed. What it writes holds memory text, and the
+path may come from an agent over MCP, so it never replaces a file it did not write: a
+results file is ``.md`` and replaces only a results file, and a retrieve folder's
+``manifest.json`` only memdex's own.
 """
 
 from __future__ import annotations
