@@ -148,6 +148,8 @@ def connect(
         conn.row_factory = sqlite3.Row
         conn.execute("PRAGMA foreign_keys = ON")
         migrate(conn, apply=not readonly)
+    except SchemaError as exc:
+        raise SchemaError(f"{db_path}: {exc}") from None
     except sqlite3.OperationalError as exc:
         raise DatabaseError(problem(exc, db_path)) from exc
     except sqlite3.DatabaseError as exc:
@@ -169,12 +171,23 @@ def _open_readonly(db_path: Path) -> sqlite3.Connection:
         return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
 
 
+def path_of(conn: sqlite3.Connection) -> Path | None:
+    "The file a connection has open (None for an in-memory database)."
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return Path(row[2]) if row and row[2] else None
+
+
 def problem(exc: sqlite3.OperationalError, db_path: Path | None = None) -> str:
     "What a failed write or open means for the user, and what to do."
     message = str(exc)
     where = f" ({db_path})" if db_path else ""
     if "full" in message:
         return f"The disk is full{where}: nothing of the last batch was written. Free space and run again."
+    if "disk I/O error" in message:
+        return (
+            f"Writing the index failed{where} (disk I/O error: the disk may be full, failing, or over "
+            "a file-size limit); nothing of the last batch was written. Check the disk and run again."
+        )
     if "readonly" in message or "read-only" in message:
         return f"The index is read-only{where}: check the permissions of the database file and its folder."
     if "locked" in message or "busy" in message:
@@ -182,6 +195,23 @@ def problem(exc: sqlite3.OperationalError, db_path: Path | None = None) -> str:
     if "unable to open" in message:
         return f"Cannot open the index{where}: check that its folder exists and can be read."
     return f"The index could not be used{where}: {message}"
+
+
+def check(conn: sqlite3.Connection) -> list[str]:
+    """What is wrong with the database file and its full-text indexes; empty when all is well.
+
+    ``PRAGMA integrity_check`` (pages, b-trees, indexes), then FTS5's ``integrity-check`` of
+    every full-text table against its content. It changes nothing, but FTS5 takes its check
+    as an INSERT, so ``conn`` must not be a read-only connection.
+    """
+    problems = [r[0] for r in conn.execute("PRAGMA integrity_check") if r[0] != "ok"]
+    for statement in statements(query("fts_integrity_check")):
+        try:
+            conn.execute(statement)
+        except sqlite3.DatabaseError as exc:
+            table = re.search(r"INSERT INTO (\w+)", statement)
+            problems.append(f"{table.group(1) if table else statement}: {exc}")
+    return problems
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
@@ -248,7 +278,7 @@ class transaction:
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            raise DatabaseError(problem(exc)) from exc
+            raise DatabaseError(problem(exc, path_of(self.conn))) from exc
         return self.conn
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:

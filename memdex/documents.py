@@ -16,7 +16,7 @@ from typing import Any
 from . import db
 from .errors import InvalidParameter, MemdexError
 from .models import est_tokens
-from .paths import inside, roots
+from .paths import open_inside, roots
 
 MARKDOWN_KINDS = {"memory", "note", "serena"}  # one file, one document; other kinds are conversations
 
@@ -107,13 +107,9 @@ def get_document(
 def _text(conn: sqlite3.Connection, doc: sqlite3.Row) -> tuple[str, str]:
     "(text, where it was read: file | index)."
     if doc["kind"] in MARKDOWN_KINDS:
-        if not inside(doc["path"], roots(conn)):
-            raise InvalidParameter(
-                f"{doc['path']} now resolves outside the indexed roots (a symlink?); memdex will not read it."
-            )
         try:
-            with open(doc["path"], encoding="utf-8", errors="replace", newline="") as f:
-                return f.read(), "file"
+            with open_inside(doc["path"], roots(conn)) as f:  # OutsideRoots if it resolves elsewhere
+                return f.read().decode("utf-8", "replace"), "file"
         except OSError:
             pass  # gone or unreadable since it was indexed: the index still has its text
     chunks = conn.execute(db.query("hit_chunks"), {"ids": json.dumps([doc["id"]])}).fetchall()

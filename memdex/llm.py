@@ -89,8 +89,11 @@ class Claude:
         try:
             message = self._create(system, prompt, tool, max_tokens)
         except Unavailable as exc:
-            self.failed = str(exc)
-            raise
+            # An endpoint may echo the key in its error text (a proxy's "bad key sk-..."); the
+            # reason is shown, saved in results files and sent over MCP, so the key leaves it,
+            # and so does the chained exception that still holds it.
+            self.failed = redact(str(exc), self.settings.api_key)
+            raise Unavailable(self.failed) from None
         for block in message.content:
             if block.type == "tool_use" and block.name == tool["name"] and isinstance(block.input, dict):
                 usage = message.usage
@@ -143,6 +146,13 @@ class Claude:
         if after is None:
             return min(0.5 * 2**attempt, self.settings.max_wait)
         return after if after <= self.settings.max_wait else None
+
+
+def redact(text: str, secret: str | None) -> str:
+    "``text`` with every occurrence of ``secret`` (the API key) replaced by a placeholder."
+    if not secret or len(secret) < 8:  # a short "key" would blank out ordinary words
+        return text
+    return text.replace(secret, f"[{KEY_ENV}]")
 
 
 def public_url(url: str | None) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .db import utcnow
-from .errors import MemdexError
+from .errors import DatabaseError, MemdexError
 
 
 def lock_path(db_path: Path) -> Path:
@@ -43,8 +43,15 @@ class WriterLock:
         self.fd: int | None = None
 
     def acquire(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:  # a read-only folder or disk: nothing can be written there
+            raise DatabaseError(
+                f"Cannot write to the index at {self.db_path}: its lock file {self.path} cannot be "
+                f"created ({exc.strerror or exc}). Check the permissions of that folder; searching "
+                "needs only read access."
+            ) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

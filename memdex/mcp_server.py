@@ -106,7 +106,11 @@ class Tools:
             Field(ge=1, description="Token budget: of results, or of source text for an answer."),
         ] = None,
         output_file: Annotated[
-            str | None, Field(description="Also write the output as markdown here (a file or a folder).")
+            str | None,
+            Field(
+                description="Also write the output as markdown here: a folder (a new timestamped file), "
+                "or a .md file that does not exist yet or that memdex wrote."
+            ),
         ] = None,
         retrieve_artifacts: Annotated[
             bool, Field(description="Copy the files behind the results into retrieval_dir.")

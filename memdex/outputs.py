@@ -8,7 +8,10 @@ It never reads outside the indexed roots: each source is resolved (symlinks and 
 must lie inside a root; anything else is skipped and named in the manifest. It never writes
 inside an indexed root either -- the results file or copies would be indexed as memories,
 or overwrite one -- and it writes by rename or exclusive create, so a symlink planted where
-a file is about to go is replaced, not followed.
+a file is about to go is replaced, not followed. What it writes holds memory text, and the
+path may come from an agent over MCP, so it never replaces a file it did not write: a
+results file is ``.md`` and replaces only a results file, and a retrieve folder's
+``manifest.json`` only memdex's own.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from . import __version__
 from .documents import MARKDOWN_KINDS
 from .errors import InvalidParameter
 from .models import est_tokens
-from .paths import inside, roots
+from .paths import OutsideRoots, inside, open_inside, roots
 from .render import source_line
 from .sources import Source
 
@@ -65,10 +68,35 @@ def write_results(conn: sqlite3.Connection, target: str, query: str, markdown: s
         if not folder.is_dir():
             problem = "is not a folder" if folder.exists() else "does not exist; create it first"
             raise InvalidParameter(f"--output-file {target}: {folder} {problem}.")
+        _check_results_file(path, target)
         _replace(path, data)
     except OSError as exc:
         raise InvalidParameter(f"--output-file {target}: cannot write it ({exc.strerror or exc}).") from exc
     return path
+
+
+def _check_results_file(path: Path, target: str) -> None:
+    """A results file is markdown, and replaces only a results file memdex wrote.
+
+    The text written holds memory text, which anyone may have written, and the path may come
+    from an agent whose model read that text: so no ``~/.bashrc``, ``authorized_keys`` or
+    crontab can be (over)written with it, whoever asked.
+    """
+    if path.suffix.lower() not in (".md", ".markdown"):
+        raise InvalidParameter(
+            f"--output-file {target}: a results file is markdown; give a name ending in .md, or a folder."
+        )
+    if path.is_file() and not path.is_symlink():
+        with open(path, "rb") as f:
+            ours = f.read(len(RESULTS_MARK)) == RESULTS_MARK
+        if not ours:
+            raise InvalidParameter(
+                f"--output-file {target}: that file exists and memdex did not write it; memdex "
+                "replaces only its own results files. Give a new name, or a folder."
+            )
+
+
+RESULTS_MARK = b"<!-- memdex "  # the first bytes of every results file
 
 
 def _comment(text: str) -> str:
@@ -101,6 +129,7 @@ def retrieve(
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InvalidParameter(f"--retrieve {target}: cannot create the folder ({exc.strerror}).") from exc
+    _check_manifest(folder / "manifest.json", target)
     files: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
     total = 0
@@ -115,7 +144,10 @@ def retrieve(
             skipped.append({**entry, "reason": f"{folder / name} is an indexed file"})
             continue
         try:
-            data, mode = _content(s)
+            data, mode = _content(s, allowed)
+        except OutsideRoots:  # swapped for a symlink out of the roots after the check above
+            skipped.append({**entry, "reason": "outside the indexed roots"})
+            continue
         except OSError as exc:
             skipped.append({**entry, "reason": f"cannot read it ({exc.strerror or exc})"})
             continue
@@ -154,11 +186,27 @@ def retrieve(
     return manifest
 
 
-def _content(s: Source) -> tuple[bytes, int | None]:
+def _check_manifest(path: Path, target: str) -> None:
+    "A folder retrieved into before keeps memdex's manifest; any other manifest.json stays."
+    if not path.is_file() or path.is_symlink():
+        return  # none yet, or a symlink: replaced by rename, never followed
+    try:
+        with open(path, "rb") as f:
+            data = json.loads(f.read(1_000_000))
+    except (OSError, ValueError):
+        data = None
+    if not (isinstance(data, dict) and "memdex" in data and "files" in data):
+        raise InvalidParameter(
+            f"--retrieve {target}: it holds a manifest.json memdex did not write; choose an empty "
+            "folder, or one memdex retrieved into before."
+        )
+
+
+def _content(s: Source, allowed: list[str]) -> tuple[bytes, int | None]:
     "What to write for a source, and the file mode to give it (a copy keeps its source's)."
     h = s.hit
     if h.kind in MARKDOWN_KINDS:
-        with open(h.path, "rb") as f:
+        with open_inside(h.path, allowed) as f:
             return f.read(), os.fstat(f.fileno()).st_mode & 0o777
     parts = [f"# {h.title}", "", f"{source_line(h)} · from {h.path}"]
     for p in s.passages:

@@ -9,12 +9,13 @@ import what they need when they run, so ``memdex search`` loads no parser or wat
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 from typing import Any
 
 import click
 
 from .. import __version__, db
-from ..errors import MemdexError
+from ..errors import DatabaseError, MemdexError
 
 
 class Failure(click.ClickException):
@@ -36,7 +37,16 @@ class MemdexGroup(click.Group):
         try:
             return super().invoke(ctx)
         except MemdexError as exc:
-            raise (BadParameter if exc.exit_code == 2 else Failure)(str(exc)) from exc
+            raise (BadParameter if exc.exit_code == 2 else Failure)(_message(exc, ctx.obj)) from exc
+
+
+def _message(exc: MemdexError, db_path: object) -> str:
+    "The error's message; a database failure raised deep in a write names the index too."
+    cause = exc.__cause__
+    if isinstance(exc, DatabaseError) and isinstance(cause, sqlite3.OperationalError) and db_path:
+        if str(db_path) not in str(exc):
+            return db.problem(cause, Path(str(db_path)))
+    return str(exc)
 
 
 @click.group(cls=MemdexGroup)

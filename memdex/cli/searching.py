@@ -101,7 +101,7 @@ def answer_options(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--output-file",
             type=click.Path(),
-            help="Also write the output as markdown to FILE, or to a new timestamped file in a folder.",
+            help="Also write the output as markdown to FILE (.md; never over a file memdex did not write), or to a new timestamped file in a folder.",
         ),
         click.option(
             "--retrieve",

@@ -50,6 +50,8 @@ def load_json(source: SourceFile) -> Any:
         return json.loads(source.text())
     except json.JSONDecodeError as exc:
         raise IngestError(f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except RecursionError:  # arrays or objects nested thousands deep: no export is built so
+        raise IngestError("not a chat export: its JSON is nested too deeply to read") from None
 
 
 def _label(record: Any, position: int) -> str:

@@ -25,6 +25,20 @@ NESTED_KEYS = ("metadata", "memory", "mif")
 DEFAULT_CHUNK_TOKENS = 800
 
 _YAML = YAMLHandler()
+
+
+class _Loader(yaml.SafeLoader):
+    "SafeLoader, except that a date which is no date (2025-09-42) stays the text it is."
+
+
+def _timestamp(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    try:
+        return yaml.SafeLoader.construct_yaml_timestamp(loader, node)
+    except ValueError:  # one typo in a date must not cost the whole memory
+        return loader.construct_scalar(node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _BODY_DATE = re.compile(
@@ -58,7 +72,9 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str, int]:
         body_start += 1
     body_line = text.count("\n", 0, body_start) + 1
     try:
-        meta = _YAML.load(fm)
+        meta = _YAML.load(fm, Loader=_Loader)
+    except RecursionError:
+        raise IngestError("broken YAML frontmatter: nested too deeply") from None
     except yaml.YAMLError as exc:
         # The context mark is where the broken construct starts ("[" of an unclosed list);
         # the problem mark is where YAML gave up, often the end of the block.

@@ -1,0 +1,1 @@
+"""The checks behind ``scripts/reliability.py``: one module per kind of trouble."""

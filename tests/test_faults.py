@@ -1,0 +1,336 @@
+"""Faults with real processes on real files: kill -9 during `memdex index` and during the
+watcher's catch-up, a full disk, read-only and locked indexes, newer and older schemas.
+
+After each fault the index passes PRAGMA integrity_check and FTS5's integrity-check
+(``db.check``), and a re-run converges to exactly what a fresh index of the same files holds.
+The long versions, with many random kill points, are ``scripts/reliability.py``, whose
+helpers these tests use (kill -9 of a watcher mid-burst is in test_service.py).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memdex import db
+from memdex.errors import DatabaseError, SchemaError
+from memdex.ingest.pipeline import index_paths
+from memdex.query import search
+from memdex.service import WatchService
+
+from .test_watcher import wait_until
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "scripts"))
+import synth  # noqa: E402
+from reliability_kit import disk, kills, state  # noqa: E402
+
+NOTES = 2500  # above one write batch (1,000 files), so a kill can fall between commits
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[Any]]]:
+    "A generated tree of notes, and what a clean index of it holds."
+    work = tmp_path_factory.mktemp("faults")
+    root = work / "notes"
+    synth.write_notes(root, NOTES)
+    return root, state.fresh_index(root, work / "fresh.db")
+
+
+def _roots_committed(db_path: Path) -> bool:
+    try:
+        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+        try:
+            return bool(conn.execute("SELECT count(*) FROM roots").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
+
+
+KILL_POINTS: dict[str, Callable[[Path], bool]] = {
+    "creating the database": lambda p: p.exists(),
+    "before any document is committed": _roots_committed,
+    "between two write batches": lambda p: state.committed(p) > 0,
+}
+
+
+@pytest.mark.parametrize("point", list(KILL_POINTS))
+def test_kill_9_during_index_then_a_rerun_converges(
+    tree: tuple[Path, dict[str, list[Any]]], tmp_path: Path, point: str
+) -> None:
+    root, expected = tree
+    db_path = tmp_path / "killed.db"
+    info = kills.kill_index(db_path, root, when=lambda: KILL_POINTS[point](db_path))
+    assert info["killed_mid_run"], "memdex index finished before the kill: the test proves nothing"
+    assert info["documents_at_kill"] < len(expected["documents"])
+    assert state.problems(db_path) == []  # what the kill left opens, recovers and checks clean
+    rerun = state.memdex_cli(db_path, "index", "--quiet", str(root))
+    assert rerun.returncode == 0, rerun.stderr
+    assert state.problems(db_path) == []
+    assert state.differences(state.canonical(db_path), expected) == {}
+
+
+def test_kill_9_during_the_watchers_catch_up_then_a_restart_converges(tmp_path: Path) -> None:
+    "Files written while the watcher was off; it is killed while catching up with them."
+    root = tmp_path / "watched"
+    synth.write_notes(root / "before", 100, seed=1)
+    db_path = tmp_path / "watched.db"
+    state.fresh_index(root, db_path)
+    synth.write_notes(root / "while-off", NOTES, seed=2)
+    (root / "before" / "decisions" / "project" / "m000000.memory.md").unlink()
+    proc = subprocess.Popen([*state.MEMDEX, "--db", str(db_path), "watch"], stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: state.committed(db_path, root / "while-off") > 0 or proc.poll() is not None, 60)
+        alive = proc.poll() is None
+    finally:
+        proc.kill()
+        proc.wait()
+    assert alive and state.committed(db_path, root / "while-off") < NOTES, "the catch-up was not interrupted"
+    assert state.problems(db_path) == []
+    again = kills.start_watch(db_path, tmp_path / "watch.log")  # its catch-up is the re-run
+    assert kills.stop(again) == 0
+    expected = state.fresh_index(root, tmp_path / "fresh.db")
+    assert state.problems(db_path) == []
+    assert state.differences(state.canonical(db_path), expected) == {}
+
+
+# -- a full disk -------------------------------------------------------------------------------
+def _judge(db_path: Path, roots: list[Path], before: dict[str, Any], got: dict[str, Any]) -> dict[str, Any]:
+    verdict = disk.judge_full_disk(db_path, roots, before, got)
+    assert verdict["problems"] == []
+    assert verdict["files_half_written"] == []  # each file as it was, or as the run would write it
+    assert verdict["converged_after_room_returned"]
+    return verdict
+
+
+@pytest.mark.skipif(not disk.can_mount_tmpfs(), reason="no mount namespace for a tmpfs here")
+def test_a_full_disk_is_a_clear_error_and_keeps_the_previous_state(tmp_path: Path) -> None:
+    "A real ENOSPC: the index on a tiny tmpfs, in a mount namespace of its own (unshare)."
+    db_path, roots, before = disk.disk_scenario(tmp_path, "tmpfs", 100, 1500)
+    got = disk.index_on_full_disk(db_path, roots, tmp_path / "out", 100_000)
+    assert got["exit_code"] == 1
+    assert got["stderr"] == (
+        f"Error: The disk is full ({db_path}): nothing of the last batch was written. "
+        "Free space and run again.\n"
+    )
+    assert state.canonical(db_path)["documents"] == before["documents"]  # the edits of the run: not there
+    _judge(db_path, roots, before, got)
+
+
+def test_a_failing_disk_write_is_a_clear_error(tmp_path: Path) -> None:
+    "A file-size limit (RLIMIT_FSIZE) fails SQLite's writes with EFBIG: a disk I/O error."
+    db_path, roots, before = disk.disk_scenario(tmp_path, "fsize", 100, 1500)
+    got = disk.index_over_file_size_limit(db_path, roots, 100_001)
+    assert got["exit_code"] == 1 and "Traceback" not in got["stderr"]
+    assert got["stderr"].startswith(f"Error: Writing the index failed ({db_path}) (disk I/O error: ")
+    assert "nothing of the last batch was written. Check the disk and run again." in got["stderr"]
+    _judge(db_path, roots, before, got)
+
+
+def test_a_page_limit_in_the_library_raises_database_error(tmp_path: Path) -> None:
+    db_path, roots, before = disk.disk_scenario(tmp_path, "pages", 100, 1500)
+    conn = db.connect(db_path)
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages + 20:d}")
+    with pytest.raises(DatabaseError, match=r"^The disk is full.*nothing of the last batch was written"):
+        index_paths(conn, roots)
+    assert not conn.in_transaction
+    conn.close()
+    _judge(db_path, roots, before, {"exit_code": None, "stderr": ""})
+
+
+def test_the_watcher_survives_a_full_disk_and_catches_up_when_room_returns(tmp_path: Path) -> None:
+    root = tmp_path / "w"
+    synth.write_notes(root, 50, seed=1)
+    db_path = tmp_path / "w.db"
+    state.fresh_index(root, db_path)
+    service = WatchService(db_path, [], debounce=0.05)
+    thread = threading.Thread(target=service.run, name="memdex-watch")
+    thread.start()
+    try:
+        assert service.wait_ready(20)
+        pages = service.conn.execute("PRAGMA page_count").fetchone()[0]
+        service.conn.execute(f"PRAGMA max_page_count = {pages + 5:d}")  # the disk fills up
+        synth.write_notes(tmp_path / "staging", 400, seed=2)
+        (tmp_path / "staging").rename(root / "burst")  # one event (nested folders made in a
+        # watched tree race watchdog's own inotify bookkeeping, which warns from its thread)
+        wait_until(lambda: any("disk is full" in e["message"] for e in service.state["errors"]), 30)
+        assert thread.is_alive() and state.committed(db_path, root / "burst") < 400
+        service.conn.execute("PRAGMA max_page_count = 1073741823")  # room again
+        wait_until(lambda: state.committed(db_path, root / "burst") == 400, 30)
+    finally:
+        service.stop()
+        thread.join(20)
+    assert not thread.is_alive() and service.exit_code == 0
+    assert state.problems(db_path) == []
+    assert state.differences(state.canonical(db_path), state.fresh_index(root, tmp_path / "fresh.db")) == {}
+
+
+# -- read-only, locked ---------------------------------------------------------------------------
+def _memdex(*args: str, unprivileged: bool = False) -> subprocess.CompletedProcess[str]:
+    prefix = disk.unprivileged() if unprivileged else []
+    return subprocess.run([*prefix, *state.MEMDEX, *args], capture_output=True, text=True)
+
+
+@pytest.fixture
+def small_index(tmp_path: Path) -> tuple[Path, Path]:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "a.md").write_text("# Alpha\n\nzqalpha words\n")
+    db_path = tmp_path / "idx" / "i.db"
+    db_path.parent.mkdir()
+    state.fresh_index(root, db_path)
+    (root / "b.md").write_text("# Beta\n\nzqbeta words\n")  # something for a writer to do
+    return db_path, root
+
+
+def test_a_read_only_index_file_cannot_be_written_and_says_so(small_index: tuple[Path, Path]) -> None:
+    db_path, root = small_index
+    before = state.canonical(db_path)
+    db_path.chmod(0o444)
+    out = _memdex("--db", str(db_path), "index", str(root), unprivileged=True)
+    assert (out.returncode, out.stdout) == (1, "")
+    assert out.stderr == (
+        f"Error: The index is read-only ({db_path}): check the permissions of the database file "
+        "and its folder.\n"
+    )
+    db_path.chmod(0o644)
+    assert state.canonical(db_path) == before
+
+
+@pytest.mark.parametrize("command", ["index", "watch"])
+def test_an_index_in_a_read_only_folder_cannot_be_written_and_says_so(
+    small_index: tuple[Path, Path], command: str
+) -> None:
+    db_path, root = small_index
+    db_path.parent.chmod(0o555)
+    try:
+        out = _memdex("--db", str(db_path), command, str(root), unprivileged=True)
+        found = _memdex("--db", str(db_path), "search", "zqalpha", "--json", unprivileged=True)
+    finally:
+        db_path.parent.chmod(0o755)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert out.stderr == (
+        f"Error: Cannot write to the index at {db_path}: its lock file {db_path}.lock cannot be "
+        "created (Permission denied). Check the permissions of that folder; searching needs only "
+        "read access.\n"
+    )
+    assert found.returncode == 0 and json.loads(found.stdout)["results"][0]["title"] == "Alpha"
+
+
+def test_an_index_locked_by_another_program_is_a_clear_error(small_index: tuple[Path, Path]) -> None:
+    "Another program holds SQLite's write lock (BEGIN EXCLUSIVE): memdex waits its 10 s, then says so."
+    db_path, root = small_index
+    other = sqlite3.connect(db_path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        out = _memdex("--db", str(db_path), "index", str(root))
+        found = _memdex("--db", str(db_path), "search", "zqalpha", "--json")  # WAL: readers go on
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert out.returncode == 1
+    assert out.stderr == (
+        f"Error: The index is locked by another writer ({db_path}): wait for it, or stop it, and run again.\n"
+    )
+    assert found.returncode == 0 and json.loads(found.stdout)["results"][0]["title"] == "Alpha"
+    assert state.problems(db_path) == []
+
+
+# -- schema versions ---------------------------------------------------------------------------
+@pytest.mark.parametrize("command", [["search", "zqalpha"], ["index"], ["status"]])
+def test_an_index_from_a_newer_memdex_is_refused_by_every_command(
+    small_index: tuple[Path, Path], command: list[str]
+) -> None:
+    db_path, _ = small_index
+    raw = sqlite3.connect(db_path)
+    raw.execute(f"PRAGMA user_version = {db.latest_version() + 1:d}")
+    raw.close()
+    before = db_path.read_bytes()
+    out = _memdex("--db", str(db_path), *command)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert out.stderr == (
+        f"Error: {db_path}: This index was written by a newer memdex (schema {db.latest_version() + 1}, "
+        f"this memdex knows up to {db.latest_version()}). Upgrade memdex (pip install -U memdex) or use "
+        "another --db.\n"
+    )
+    assert db_path.read_bytes() == before  # not touched, not "repaired"
+
+
+def test_an_index_from_a_newer_memdex_is_an_error_of_the_mcp_tools(small_index: tuple[Path, Path]) -> None:
+    from memdex.mcp_server import Tools
+
+    db_path, _ = small_index
+    raw = sqlite3.connect(db_path)
+    raw.execute("PRAGMA user_version = 999")
+    raw.close()
+    reply = Tools(db_path).search_knowledge_base("zqalpha")
+    error = json.loads(reply.content[0].text)["error"]  # type: ignore[union-attr]
+    assert (
+        reply.is_error
+        and error["type"] == "index_not_found"
+        and "newer memdex (schema 999" in error["message"]
+    )
+
+
+def _as_schema_3(db_path: Path) -> None:
+    """Turn an index into what memdex wrote before migration 4: the insert triggers back, the
+    version and the migrations table as they were. Its rows are exactly what that memdex wrote."""
+    raw = sqlite3.connect(db_path)
+    raw.executescript(
+        """
+        CREATE TRIGGER documents_ai AFTER INSERT ON documents BEGIN
+            INSERT INTO documents_fts (rowid, title, description, tags, topics)
+            VALUES (new.id, new.title, new.description, new.tags, new.topics);
+        END;
+        CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+            INSERT INTO chunks_fts (rowid, heading, text) VALUES (new.id, new.heading, new.text);
+        END;
+        DELETE FROM memdex_migrations WHERE name = '0004_explicit_fts_inserts';
+        PRAGMA user_version = 3;
+        """
+    )
+    raw.close()
+
+
+def test_an_index_from_an_older_memdex_is_migrated_with_nothing_lost(
+    tmp_path: Path, sample_copy: Path
+) -> None:
+    db_path = tmp_path / "old.db"
+    expected = state.fresh_index(sample_copy, db_path)
+    _as_schema_3(db_path)
+    with pytest.raises(SchemaError, match=r"needs migrating to schema 4"):  # a reader may not migrate
+        db.connect(db_path, readonly=True)
+    conn = db.connect(db_path)
+    assert db.schema_version(conn) == db.latest_version()
+    names = [r[0] for r in conn.execute("SELECT name FROM memdex_migrations ORDER BY name")]
+    assert names == [name for _, name, _ in db.migrations()]
+    assert db.check(conn) == []
+    assert state.differences(state.canonical(db_path), expected) == {}
+    assert [h.title for h in search(conn, "rerere").hits] == ["Git: Rebase Conflicts"]
+    (sample_copy / "notes" / "new.md").write_text("# Fresh after migrating\n\nzqmigrated words\n")
+    index_paths(conn, [sample_copy])  # the writer of schema 4 on a migrated index: no double entries
+    assert db.check(conn) == []
+    assert [h.title for h in search(conn, "zqmigrated").hits] == ["Fresh after migrating"]
+    conn.close()
+    assert (
+        state.differences(state.canonical(db_path), state.fresh_index(sample_copy, tmp_path / "fresh.db"))
+        == {}
+    )
+
+
+def test_the_check_finds_a_full_text_index_out_of_step(conn: sqlite3.Connection, sample_copy: Path) -> None:
+    "db.check is what every test above relies on: it must see damage, not just say ok."
+    index_paths(conn, [sample_copy / "notes"])
+    assert db.check(conn) == []
+    conn.execute("INSERT INTO chunks_fts (rowid, heading, text) VALUES (987654, 'x', 'stray words')")
+    assert db.check(conn) == ["chunks_fts: database disk image is malformed"]
