@@ -308,11 +308,6 @@ def test_inputs_fuzzing_found(tmp_path: Path, name: str, data: bytes, outcome: s
     assert _check_run(tmp_path / "root", name, data, None) == outcome
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ingest/pipeline.py deletes an indexed export that no kind sniffs any more (emptied, "
-    "cut before its marker): it should keep its last good version and report the file",
-)
 def test_an_emptied_export_keeps_its_conversations(tmp_path: Path) -> None:
     "An export being rewritten is empty for a moment: that must not drop its conversations."
     (tmp_path / "root").mkdir()

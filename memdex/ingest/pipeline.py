@@ -430,7 +430,12 @@ class _Run:
             return
         kind = next((k for k in candidates if k.sniff(data)), None)
         if kind is None:  # named like a source, but is not one (a JSON that is no chat export)
-            if stored is not None:
+            if stored is not None and stored.kind in names:
+                # It was one: emptied or cut short, perhaps mid-rewrite. Keep its last good
+                # version and say so, as for any file that stops parsing.
+                why = f"no longer reads as a {stored.kind} file (empty or cut short?)"
+                self._skip(root, found, why + "; its last good version stays indexed")
+            elif stored is not None:
                 self.later(partial(self.writer.delete, stored.id))
                 self.report.removed += 1
             return
