@@ -65,3 +65,16 @@ def test_scripts_have_help(script: Path) -> None:
 
 def test_changelog_has_an_unreleased_section() -> None:
     assert (REPO / "CHANGELOG.md").read_text().startswith("# Changelog\n\n## Unreleased\n")
+
+
+def test_the_reliability_page_runs_only_commands_that_exist() -> None:
+    "Every `python scripts/reliability.py CMD --opt` on docs/reliability.md is a real command and option."
+    import reliability
+
+    page = (REPO / "docs" / "reliability.md").read_text()
+    used = re.findall(r"python scripts/reliability\.py ([a-z-]+)((?: --[a-z-]+(?: \S+)?)*)", page)
+    assert len(used) >= 8
+    for name, options in used:
+        command = reliability.cli.commands[name]
+        known = {o for p in command.params for o in p.opts}
+        assert set(re.findall(r"--[a-z-]+", options)) <= known, (name, options)

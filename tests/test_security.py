@@ -179,6 +179,10 @@ def test_output_file_never_replaces_a_file_memdex_did_not_write(
     for _ in range(2):
         assert run(world["db"], "search", "zqplan", "--output-file", str(ours)).exit_code == 0
     assert ours.read_text().startswith("<!-- memdex ")
+    planted = tmp_path / "home" / "planted.md"  # a symlink where the file goes: replaced, not followed
+    planted.symlink_to(rc)
+    assert run(world["db"], "search", "zqplan", "--output-file", str(planted)).exit_code == 0
+    assert not planted.is_symlink() and rc.read_text() == "export PATH=$PATH:~/bin\n"
 
 
 def test_retrieve_never_replaces_a_manifest_memdex_did_not_write(
