@@ -221,7 +221,7 @@ class _Run:
             self.queue.clear()
             self.writer.rollback()  # the caller's connection is left with no transaction open
             if isinstance(exc, sqlite3.OperationalError):
-                raise DatabaseError(db.problem(exc)) from exc
+                raise DatabaseError(db.problem(exc, db.path_of(self.conn))) from exc
             raise
         self.report.seconds = round(time.perf_counter() - started, 3)
         return self.report
