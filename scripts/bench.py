@@ -517,62 +517,68 @@ def _load(results: Path, name: str) -> dict | None:
     return json.loads(path.read_text("utf-8")) if path.exists() else None
 
 
-def _plots(scale_results: dict, out: Path) -> list[str]:
+def _plot(path: Path, title: str, ylabel: str, notes: list[int], series: list[tuple[str, str, list]]) -> None:
+    "One log-log chart against corpus size: (style, label, values) per line."
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
+    for style, label, values in series:
+        ax.plot(notes, values, style, label=label)
+    ax.set(xscale="log", yscale="log", xlabel="notes", ylabel=ylabel)
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def _plots(scale_results: dict, out: Path) -> list[str]:
     sizes = scale_results["sizes"]
     notes = [s["notes"] for s in sizes]
-    has_rg = all("ripgrep_median_s" in s for s in sizes)
-    written = []
-
-    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
-    ax.plot(notes, [s["full_index"]["median_s"] for s in sizes], "o-", label="memdex index, from scratch")
-    ax.plot(
-        notes, [s["changed_files"]["200"]["median_s"] for s in sizes], "s-", label="memdex index, 200 changed"
-    )
-    ax.plot(
-        notes, [s["unchanged_rescan"]["median_s"] for s in sizes], "^-", label="memdex index, nothing changed"
-    )
-    if has_rg:
-        ax.plot(notes, [s["ripgrep_median_s"] for s in sizes], "x--", label="ripgrep, one search (no index)")
-    ax.set(xscale="log", yscale="log", xlabel="notes", ylabel="seconds (median, process start to exit)")
-    ax.set_title("Index time against corpus size")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "bench-index-time.png")
-    plt.close(fig)
-    written.append("bench-index-time.png")
-
-    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
-    ms = [s["cli_search_median_s"] * 1000 for s in sizes]
-    ax.plot(notes, ms, "o-", label="memdex search, CLI end to end (median)")
-    ax.plot(
+    ripgrep = all("ripgrep_median_s" in s for s in sizes)
+    rg_s = [s.get("ripgrep_median_s", 0.0) for s in sizes]
+    index_series = [
+        ("o-", "memdex index, from scratch", [s["full_index"]["median_s"] for s in sizes]),
+        ("s-", "memdex index, 200 changed", [s["changed_files"]["200"]["median_s"] for s in sizes]),
+        ("^-", "memdex index, nothing changed", [s["unchanged_rescan"]["median_s"] for s in sizes]),
+    ]
+    query_series = [
+        ("o-", "memdex search, CLI end to end (median)", [s["cli_search_median_s"] * 1000 for s in sizes]),
+        ("s-", "cascade in process, p95", [s["in_process_cascade"]["all"]["p95_ms"] for s in sizes]),
+        ("^-", "cascade in process, p50", [s["in_process_cascade"]["all"]["p50_ms"] for s in sizes]),
+    ]
+    if ripgrep:
+        index_series.append(("x--", "ripgrep, one search (no index)", rg_s))
+        query_series.append(("x--", "ripgrep -l, CLI (median)", [t * 1000 for t in rg_s]))
+    _plot(
+        out / "bench-index-time.png",
+        "Index time against corpus size",
+        "seconds (median, process start to exit)",
         notes,
-        [s["in_process_cascade"]["all"]["p95_ms"] for s in sizes],
-        "s-",
-        label="cascade in process, p95",
+        index_series,
     )
-    ax.plot(
+    _plot(
+        out / "bench-query-latency.png",
+        "Query latency against corpus size",
+        "milliseconds",
         notes,
-        [s["in_process_cascade"]["all"]["p50_ms"] for s in sizes],
-        "^-",
-        label="cascade in process, p50",
+        query_series,
     )
-    if has_rg:
-        ax.plot(notes, [s["ripgrep_median_s"] * 1000 for s in sizes], "x--", label="ripgrep -l, CLI (median)")
-    ax.set(xscale="log", yscale="log", xlabel="notes", ylabel="milliseconds")
-    ax.set_title("Query latency against corpus size")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "bench-query-latency.png")
-    plt.close(fig)
-    written.append("bench-query-latency.png")
-    return written
+    return ["bench-index-time.png", "bench-query-latency.png"]
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    "A markdown table, the first column left-aligned and the others right, then a blank line."
+    return [
+        "| " + " | ".join(header) + " |",
+        "|---|" + "---:|" * (len(header) - 1),
+        *("| " + " | ".join(row) + " |" for row in rows),
+        "",
+    ]
 
 
 def _scale_section(data: dict) -> list[str]:
@@ -586,45 +592,70 @@ def _scale_section(data: dict) -> list[str]:
         "timed from start to exit, with its peak memory (`ru_maxrss`). Medians; the full index of",
         "more than 20,000 notes runs once.",
         "",
-        "| notes | full index | nothing changed | 1 changed | 200 changed | database | index peak memory |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for s in data["sizes"]:
-        lines.append(
-            f"| {s['notes']:,} | {s['full_index']['median_s']:.2f} s"
-            f" | {s['unchanged_rescan']['median_s']:.2f} s"
-            f" | {s['changed_files']['1']['median_s']:.2f} s | {s['changed_files']['200']['median_s']:.2f} s"
-            f" | {s['database_bytes'] / 1e6:.0f} MB | {s['full_index']['peak_rss_mb']:.0f} MB |"
+    sizes = data["sizes"]
+    lines += _table(
+        [
+            "notes",
+            "full index",
+            "nothing changed",
+            "1 changed",
+            "200 changed",
+            "database",
+            "index peak memory",
+        ],
+        [
+            [f"{s['notes']:,}"]
+            + [f"{t['median_s']:.2f} s" for t in (s["full_index"], s["unchanged_rescan"])]
+            + [f"{s['changed_files'][n]['median_s']:.2f} s" for n in ("1", "200")]
+            + [f"{s['database_bytes'] / 1e6:.0f} MB", f"{s['full_index']['peak_rss_mb']:.0f} MB"]
+            for s in sizes
+        ],
+    )
+    rows = []
+    for s in sizes:
+        casc, rg = s["in_process_cascade"]["all"], s.get("ripgrep_median_s")
+        rows.append(
+            [
+                f"{s['notes']:,}",
+                f"{s['cli_search_median_s'] * 1000:.0f} ms",
+                f"{rg * 1000:.0f} ms" if rg else "n/a",
+                f"{s['ratio_memdex_cli_to_ripgrep']}x" if rg else "n/a",
+                f"{round(s['ripgrep_files_listed_median'])}" if rg else "n/a",
+                f"{casc['p50_ms']:.1f} ms",
+                f"{casc['p95_ms']:.1f} ms",
+                s["planted_found_first"],
+            ]
         )
+    lines += _table(
+        [
+            "notes",
+            "CLI search (median)",
+            "ripgrep -l (median)",
+            "memdex / ripgrep",
+            "files ripgrep lists",
+            "cascade p50",
+            "cascade p95",
+            "planted term first",
+        ],
+        rows,
+    )
+    biggest = sizes[-1]
+    cascade = biggest["in_process_cascade"]
     lines += [
-        "",
-        "| notes | CLI search (median) | ripgrep -l (median) | memdex / ripgrep | files ripgrep lists | "
-        "cascade p50 | cascade p95 | planted term first |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for s in data["sizes"]:
-        casc = s["in_process_cascade"]["all"]
-        rg = s.get("ripgrep_median_s")
-        lines.append(
-            f"| {s['notes']:,} | {s['cli_search_median_s'] * 1000:.0f} ms"
-            f" | {f'{rg * 1000:.0f} ms' if rg else 'n/a'} | {s.get('ratio_memdex_cli_to_ripgrep', 'n/a')}x"
-            f" | {round(s['ripgrep_files_listed_median']) if rg else 'n/a'}"
-            f" | {casc['p50_ms']:.1f} ms | {casc['p95_ms']:.1f} ms"
-            f" | {s['planted_found_first']} |"
-        )
-    biggest = data["sizes"][-1]
-    lines += [
-        "",
         f"In-process p50 / p95 by query shape and by layer at {biggest['notes']:,} notes "
         "(each layer's SQL, as `--json` reports it in `layers[].ms`):",
         "",
-        "| | p50 | p95 | runs |",
-        "|---|---:|---:|---:|",
     ]
-    for name, v in [*biggest["in_process_cascade"].items(), *biggest["in_process_layers"].items()]:
-        label = f"cascade, {name} queries" if name in biggest["in_process_cascade"] else f"layer {name}"
-        lines.append(f"| {label} | {v['p50_ms']:.2f} ms | {v['p95_ms']:.2f} ms | {v['n']} |")
-    lines += ["", "![Index time](bench-index-time.png)", "", "![Query latency](bench-query-latency.png)", ""]
+    lines += _table(
+        ["", "p50", "p95", "runs"],
+        [
+            [f"cascade, {name} queries" if name in cascade else f"layer {name}"]
+            + [f"{v['p50_ms']:.2f} ms", f"{v['p95_ms']:.2f} ms", str(v["n"])]
+            for name, v in [*cascade.items(), *biggest["in_process_layers"].items()]
+        ],
+    )
+    lines += ["![Index time](bench-index-time.png)", "", "![Query latency](bench-query-latency.png)", ""]
     return lines
 
 
@@ -635,42 +666,43 @@ def _eval_section(data: dict) -> list[str]:
         lines += [
             f"SciFact, train split ({sci['queries']} claims, {sci['documents']:,} abstracts as notes):",
             "",
-            "| | nDCG@10 | recall@100 | ms per query |",
-            "|---|---:|---:|---:|",
         ]
-        for name in ("memdex", "fts5_baseline"):
-            v = sci[name]
-            lines.append(f"| {name} | {v['ndcg@10']:.3f} | {v['recall@100']:.3f} | {v['ms_per_query']:.1f} |")
-        lines.append("")
+        lines += _table(
+            ["", "nDCG@10", "recall@100", "ms per query"],
+            [
+                [name, f"{v['ndcg@10']:.3f}", f"{v['recall@100']:.3f}", f"{v['ms_per_query']:.1f}"]
+                for name, v in ((n, sci[n]) for n in ("memdex", "fts5_baseline"))
+            ],
+        )
     ser = data.get("serena")
     if ser:
         lines += [
             f"Serena memories ({ser['queries']} queries of `scripts/eval_data/serena-queries.jsonl`; "
             "tuned on dev, test held out):",
             "",
-            "| | recall@10 | MRR | test recall@10 | dev recall@10 | paraphrase recall@10 |",
-            "|---|---:|---:|---:|---:|---:|",
         ]
-        for name in ("memdex", "fts5_baseline", "word_count_baseline"):
-            v = ser[name]
-            lines.append(
-                f"| {name} | {v['recall@10']:.3f} | {v['mrr']:.3f} | {v['test']['recall@10']:.3f}"
-                f" | {v['dev']['recall@10']:.3f} | {v['paraphrase']['recall@10']:.3f} |"
-            )
-        lines.append("")
+        lines += _table(
+            ["", "recall@10", "MRR", "test recall@10", "dev recall@10", "paraphrase recall@10"],
+            [
+                [name, f"{v['recall@10']:.3f}", f"{v['mrr']:.3f}"]
+                + [f"{v[part]['recall@10']:.3f}" for part in ("test", "dev", "paraphrase")]
+                for name, v in ((n, ser[n]) for n in ("memdex", "fts5_baseline", "word_count_baseline"))
+            ],
+        )
     chats = data.get("chats")
     if chats:
         lines += [
             f"Chats ({chats['questions']} questions): gold turns inside a "
             f"{chats['budget_tokens']:,}-token answer:",
             "",
-            "| | all | dev | test |",
-            "|---|---:|---:|---:|",
         ]
-        for name in ("memdex", "fts5_8_turn_baseline"):
-            v = chats[name]
-            lines.append(f"| {name} | {v['gold_in_budget']:.3f} | {v['dev']:.3f} | {v['test']:.3f} |")
-        lines.append("")
+        lines += _table(
+            ["", "all", "dev", "test"],
+            [
+                [name] + [f"{v[k]:.3f}" for k in ("gold_in_budget", "dev", "test")]
+                for name, v in ((n, chats[n]) for n in ("memdex", "fts5_8_turn_baseline"))
+            ],
+        )
     return lines
 
 
