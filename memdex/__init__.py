@@ -16,10 +16,10 @@ from typing import Any
 __version__ = "0.1.0"
 
 _API = {
-    "open_index": ("memdex.db", "connect"),
+    "open_index": ("memdex.store.db", "connect"),
     "index_paths": ("memdex.ingest.pipeline", "index_paths"),
-    "search": ("memdex.query", "search"),
-    "Filters": ("memdex.query", "Filters"),
+    "search": ("memdex.query.cascade", "search"),
+    "Filters": ("memdex.query.cascade", "Filters"),
     "MemdexError": ("memdex.errors", "MemdexError"),
 }
 

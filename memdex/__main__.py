@@ -1,3 +1,3 @@
-from memdex.cli import main
+from memdex.doors.cli import main
 
 main()

@@ -222,8 +222,8 @@ def watch(corpus: Path, edits: int, burst: int) -> None:
     """
     import random
 
-    from memdex.lock import holder
-    from memdex.service import read_state
+    from memdex.store.lock import holder
+    from memdex.watch.service import read_state
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "corpus"
@@ -334,7 +334,7 @@ def medians(samples: list[tuple[float, float]]) -> dict[str, float]:
 
 def rg_pattern(query: str) -> str:
     "The words of a query as a ripgrep alternation, stopwords left out, as a grep user would."
-    from memdex.terms import STOPWORDS
+    from memdex.query.terms import STOPWORDS
 
     words = [w for w in re.findall(r"\w+", query.lower()) if w not in STOPWORDS and len(w) > 2]
     return "|".join(words) or query

@@ -35,8 +35,8 @@ import click
 from eval import CHATS, DATA, SERENA_QUERIES, chat_exports, fresh, mean, recall_at
 
 import memdex
-from memdex.answer import Answer, answer
-from memdex.llm import Settings
+from memdex.answer.claude import Settings
+from memdex.answer.engine import Answer, answer
 
 CHAT_BUDGET = 2000  # tokens of passages sent, as the chat search evaluation uses
 
@@ -117,7 +117,7 @@ def serena(work: Path, split: str | None, settings: Settings, use_llm: bool) -> 
         return bool({key(s.hit.path) for s in a.sources} & set(q["relevant"]))
 
     out = run_set(conn, items, "query", evidence, None, settings, use_llm)
-    from memdex.refine import refine
+    from memdex.answer.refine import refine
 
     recall = {}
     for rounds in (1, 3):

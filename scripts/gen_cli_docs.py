@@ -17,7 +17,7 @@ from pathlib import Path
 import click
 from click.testing import CliRunner
 
-from memdex.cli import cli
+from memdex.doors.cli import cli
 
 TARGET = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
 

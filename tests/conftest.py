@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 import memdex
-from memdex import db
 from memdex.ingest.pipeline import index_paths
+from memdex.store import db
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("MEMDEX_SHARED_DATA", REPO.parent / "shared" / "data"))

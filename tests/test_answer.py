@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from memdex import modes
-from memdex.cli import cli
+from memdex.answer import modes
+from memdex.doors.cli import cli
 
 from . import messages_api as api
 from .messages_api import KEY, MessagesAPI, error, serving, slow

@@ -11,8 +11,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from memdex.answer import Answer, answer
-from memdex.llm import Settings
+from memdex.answer.claude import Settings
+from memdex.answer.engine import Answer, answer
 
 from . import messages_api as api
 from .messages_api import KEY, serving

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from memdex import citations
-from memdex.cli import cli
+from memdex.answer import citations
+from memdex.answer.refine import Round, _stop_reason
+from memdex.doors.cli import cli
 from memdex.ingest.pipeline import index_paths
 from memdex.models import Hit, SearchResult
-from memdex.refine import Round, _stop_reason
 
 from . import messages_api as api
 from .messages_api import serving
@@ -285,7 +285,7 @@ def test_retrieve_never_overwrites_an_indexed_file_root(tmp_path: Path, db_path:
     folder.mkdir()
     (folder / "a.md").write_text("# Zebras\n\nzebras have stripes\n")
     (folder / "01-a.md").write_text("# Keep me\n\nzebras stripes, indexed on its own\n")
-    from memdex import db
+    from memdex.store import db
 
     conn = db.connect(db_path)
     index_paths(conn, [folder / "a.md", folder / "01-a.md"])

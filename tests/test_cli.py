@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from memdex.cli import cli
+from memdex.doors.cli import cli
 
 from .test_terms import HOSTILE
 

@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from memdex import db
-from memdex.cli import cli
+from memdex.doors.cli import cli
 from memdex.ingest.pipeline import index_paths
-from memdex.query import search
+from memdex.query.cascade import search
+from memdex.store import db
 
 pytest.importorskip("datasette", reason="the test extra installs datasette")
 

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from memdex import db
 from memdex.errors import IndexNotFound, SchemaError
+from memdex.store import db
 
 
 def test_new_database_gets_every_migration(db_path: Path) -> None:

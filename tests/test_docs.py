@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 import pytest
 
-from memdex.cli import cli
+from memdex.doors.cli import cli
 from memdex.models import Hit
 
 REPO = Path(__file__).resolve().parent.parent

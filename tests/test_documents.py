@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from memdex.cli import cli
-from memdex.documents import DocumentNotFound, get_document
+from memdex.doors.cli import cli
 from memdex.errors import InvalidParameter
-from memdex.query import search
+from memdex.query.cascade import search
+from memdex.store.documents import DocumentNotFound, get_document
 
 
 def test_a_result_line_range_reads_those_lines_of_the_file(sample: sqlite3.Connection) -> None:

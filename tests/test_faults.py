@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from memdex import db
 from memdex.errors import DatabaseError, SchemaError
 from memdex.ingest.pipeline import index_paths
-from memdex.query import search
-from memdex.service import WatchService
+from memdex.query.cascade import search
+from memdex.store import db
+from memdex.watch.service import WatchService
 
 from .test_watcher import wait_until
 
@@ -267,7 +267,7 @@ def test_an_index_from_a_newer_memdex_is_refused_by_every_command(
 
 
 def test_an_index_from_a_newer_memdex_is_an_error_of_the_mcp_tools(small_index: tuple[Path, Path]) -> None:
-    from memdex.mcp_server import Tools
+    from memdex.doors.mcp_server import Tools
 
     db_path, _ = small_index
     raw = sqlite3.connect(db_path)

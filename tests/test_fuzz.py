@@ -26,12 +26,12 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from memdex import db
-from memdex.cli import cli
+from memdex.doors.cli import cli
+from memdex.doors.mcp_server import Tools
 from memdex.errors import QuerySyntaxError
 from memdex.ingest.pipeline import IndexReport, index_paths
-from memdex.mcp_server import Tools
-from memdex.query import search
+from memdex.query.cascade import search
+from memdex.store import db
 
 from .conftest import SAMPLE, shared
 

@@ -297,7 +297,7 @@ def test_streamable_http_on_loopback_with_an_origin_check(sample_db: Path) -> No
 def test_the_http_server_refuses_to_start_off_loopback_without_being_told(sample_db: Path) -> None:
     from click.testing import CliRunner
 
-    from memdex.cli import cli
+    from memdex.doors.cli import cli
 
     result = CliRunner().invoke(cli, ["--db", str(sample_db), "mcp", "--http", "--host", "0.0.0.0"])
     assert result.exit_code == 2

@@ -34,7 +34,7 @@ def test_wheel_contains_schema_and_sample_and_runs_the_demo(tmp_path: Path) -> N
             "-c",
             "import sys; sys.path.insert(0, sys.argv[1]); "
             "import site; [sys.path.append(p) for p in site.getsitepackages()]; "
-            "import memdex.cli; sys.argv = ['memdex', 'demo']; memdex.cli.main()",
+            "import memdex.doors.cli; sys.argv = ['memdex', 'demo']; memdex.doors.cli.main()",
             str(unpacked),
         ],
         capture_output=True,

@@ -8,7 +8,7 @@ import pytest
 
 from memdex.errors import InvalidParameter, QuerySyntaxError
 from memdex.ingest.pipeline import index_paths
-from memdex.query import Filters, search
+from memdex.query.cascade import Filters, search
 
 from .test_terms import HOSTILE
 
@@ -234,8 +234,8 @@ def test_text_that_cannot_be_encoded(sample: sqlite3.Connection) -> None:
 
 def test_a_search_reads_one_snapshot(sample: sqlite3.Connection) -> None:
     "A writer committing between a search's statements must not change what the search sees."
-    from memdex import db
-    from memdex.query import snapshot
+    from memdex.query.cascade import snapshot
+    from memdex.store import db
 
     writer = db.connect(sample.execute("PRAGMA database_list").fetchone()[2])
     with snapshot(sample):
@@ -271,7 +271,7 @@ def test_a_kind_the_index_does_not_hold_is_named(sample: sqlite3.Connection) -> 
 def test_terms_in_most_passages_are_left_out_of_the_any_term_pass(
     conn: sqlite3.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memdex import query
+    from memdex.query import cascade as query
 
     notes = tmp_path / "notes"
     notes.mkdir()

@@ -28,16 +28,16 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from memdex import db
-from memdex.cli import cli
-from memdex.dispatch import RETRIEVE_ALL
-from memdex.documents import get_document
+from memdex.answer.passages import pack
+from memdex.doors.cli import cli
+from memdex.doors.dispatch import RETRIEVE_ALL
+from memdex.doors.mcp_server import Tools
+from memdex.doors.outputs import retrieve
 from memdex.ingest.pipeline import index_paths
-from memdex.mcp_server import Tools
-from memdex.outputs import retrieve
-from memdex.paths import OutsideRoots
-from memdex.query import search
-from memdex.sources import pack
+from memdex.query.cascade import search
+from memdex.store import db
+from memdex.store.documents import get_document
+from memdex.store.paths import OutsideRoots
 
 from . import messages_api as api
 from .messages_api import serving
@@ -391,8 +391,8 @@ def test_servers_listen_on_loopback_only_by_default(
 # -- SQL takes parameters ------------------------------------------------------------------------
 # SQL built from code constants, each with why it cannot carry a value from outside.
 SQL_FROM_CONSTANTS = {
-    ("memdex/db.py", "PRAGMA user_version"): "PRAGMA takes no parameters; the number is an int from a migration file name",
-    ("memdex/query.py", "CREATE VIRTUAL TABLE t"): "column names of a scratch :memory: table, from the fixed _SHAPES dict",
+    ("memdex/store/db.py", "PRAGMA user_version"): "PRAGMA takes no parameters; the number is an int from a migration file name",
+    ("memdex/query/cascade.py", "CREATE VIRTUAL TABLE t"): "column names of a scratch :memory: table, from the fixed _SHAPES dict",
 }  # fmt: skip
 EXECUTES = {"execute", "executemany", "executescript"}
 

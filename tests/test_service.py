@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from memdex import db
-from memdex.handoff import index_exclusive
 from memdex.ingest.pipeline import index_paths
-from memdex.lock import WriterBusy, WriterLock, holder
-from memdex.query import search
-from memdex.service import WatchService, read_state
-from memdex.status import writer_status
+from memdex.query.cascade import search
+from memdex.store import db
+from memdex.store.lock import WriterBusy, WriterLock, holder
+from memdex.store.status import writer_status
+from memdex.watch.handoff import index_exclusive
+from memdex.watch.service import WatchService, read_state
 
 from .ingest.test_pipeline import fts_integrity
 from .test_watcher import wait_until

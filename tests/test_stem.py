@@ -1,11 +1,11 @@
-"""memdex.stem must tokenize and stem exactly as FTS5's porter unicode61 tokenizer does."""
+"""memdex.query.stem must tokenize and stem exactly as FTS5's porter unicode61 tokenizer does."""
 
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from memdex.stem import prefix, stem, stems, words
+from memdex.query.stem import prefix, stem, stems, words
 
 
 def _sqlite_stems(texts: list[str]) -> list[list[str]]:

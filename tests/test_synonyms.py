@@ -3,9 +3,10 @@ from pathlib import Path
 
 import pytest
 
-from memdex import db, synonyms
 from memdex.errors import InvalidParameter
-from memdex.terms import parse_query
+from memdex.query import synonyms
+from memdex.query.terms import parse_query
+from memdex.store import db
 
 
 def _expanded(conn: sqlite3.Connection, text: str) -> dict[str, list[str]]:
@@ -90,7 +91,7 @@ def test_a_bad_line_imports_nothing(conn: sqlite3.Connection, tmp_path: Path) ->
 
 
 def test_list_and_import_round_trip_words_with_hashes(conn: sqlite3.Connection, tmp_path: Path) -> None:
-    from memdex.render import synonyms_text
+    from memdex.doors.render import synonyms_text
 
     synonyms.add(conn, "c#", ["csharp", "dotnet"])
     exported = tmp_path / "all.txt"

@@ -2,7 +2,7 @@ import sqlite3
 
 import pytest
 
-from memdex.terms import all_of, any_of, parse_query
+from memdex.query.terms import all_of, any_of, parse_query
 
 
 def test_terms_and_stopwords() -> None:

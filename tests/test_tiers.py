@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from memdex import db
-from memdex.cli import cli
+from memdex.doors.cli import cli
 from memdex.ingest.pipeline import index_paths
-from memdex.tiers import scan
+from memdex.serena.tiers import scan
+from memdex.store import db
 
 from .conftest import shared
 

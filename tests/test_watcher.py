@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memdex.watcher import Watcher
+from memdex.watch.events import Watcher
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:

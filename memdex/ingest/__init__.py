@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import InvalidParameter
-from .archive import ArchiveKind
-from .base import SourceFile, SourceKind
-from .chatgpt import ChatGPTKind
-from .claude import ClaudeKind
-from .gemini import GeminiKind
-from .memory import MemoryKind
-from .note import NoteKind
-from .serena import SerenaKind
+from memdex.errors import InvalidParameter
+from memdex.ingest.base import SourceFile, SourceKind
+from memdex.ingest.kinds.archive import ArchiveKind
+from memdex.ingest.kinds.chatgpt import ChatGPTKind
+from memdex.ingest.kinds.claude import ClaudeKind
+from memdex.ingest.kinds.gemini import GeminiKind
+from memdex.ingest.kinds.memory import MemoryKind
+from memdex.ingest.kinds.note import NoteKind
+from memdex.ingest.kinds.serena import SerenaKind
 
 SOURCES: dict[str, SourceKind] = {}
 

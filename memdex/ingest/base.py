@@ -6,8 +6,8 @@ import codecs
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import IngestError
-from ..models import ParsedFile
+from memdex.errors import IngestError
+from memdex.models import ParsedFile
 
 MB = 1024 * 1024
 

@@ -16,10 +16,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..models import Chunk, Document
-from ..terms import STOPWORDS
-from .base import MB, SourceFile, SourceKind
-from .markdown import cut_point
+from memdex.ingest.base import MB, SourceFile, SourceKind
+from memdex.ingest.markdown import cut_point
+from memdex.models import Chunk, Document
+from memdex.query.terms import STOPWORDS
 
 DEFAULT_CHAT_TOKENS = 350
 TOPIC_WORDS = 8

@@ -15,9 +15,9 @@ from typing import Any
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 
-from ..errors import IngestError
-from ..models import Chunk, Document
-from .base import SourceFile
+from memdex.errors import IngestError
+from memdex.ingest.base import SourceFile
+from memdex.models import Chunk, Document
 
 # Fields may sit at the top level or nested under one of these keys (both shapes are in
 # use: see serena-memories/decision-frontmatter-migrations-must-cover-both-key-shapes.md).

@@ -24,13 +24,13 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
-from .. import db
-from ..errors import DatabaseError, IngestError, InvalidParameter, MemdexError
-from . import INGEST_VERSION, SOURCES, detect_root_kind, get_kind, kinds_for
-from .base import MB, SourceFile, SourceKind
-from .files import Found, extra_ignores, folder_stat, is_ignored, stat_file, walk
-from .roots import Root, Zones, detect_scope, nested_roots, owning_root
-from .writer import BATCH_FILES, WATCH_BATCH_FILES, StoredFile, Writer
+from memdex.errors import DatabaseError, IngestError, InvalidParameter, MemdexError
+from memdex.ingest import INGEST_VERSION, SOURCES, detect_root_kind, get_kind, kinds_for
+from memdex.ingest.base import MB, SourceFile, SourceKind
+from memdex.ingest.roots import Root, Zones, detect_scope, nested_roots, owning_root
+from memdex.ingest.walk import Found, extra_ignores, folder_stat, is_ignored, stat_file, walk
+from memdex.ingest.writer import BATCH_FILES, WATCH_BATCH_FILES, StoredFile, Writer
+from memdex.store import db
 
 RAISE_ENV = "MEMDEX_RAISE_ERRORS"
 QUEUE_BYTES = 32 * MB  # parsed data held before it is written

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from . import detect_root_kind
+from memdex.ingest import detect_root_kind
 
 
 def detect_scope(root: Path) -> str:

@@ -16,10 +16,10 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from .. import db
-from ..models import Document, ParsedFile, est_tokens
-from . import INGEST_VERSION
-from .files import Found
+from memdex.ingest import INGEST_VERSION
+from memdex.ingest.walk import Found
+from memdex.models import Document, ParsedFile, est_tokens
+from memdex.store import db
 
 # Files per transaction: a bulk run writes 1,000 (each commit makes FTS5 write a segment;
 # 200 made 20,000 notes 25% slower), the watcher's small runs 200, which keeps a burst of new

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import memdex
-from memdex import db
+from memdex.store import db
 
 from .state import (
     DATA,
@@ -54,10 +54,10 @@ def fuzz_queries(db_path: Path, count: int, seed: int) -> dict[str, Any]:
     from click.testing import CliRunner
     from mcp.types import TextContent
 
-    from memdex.cli import cli
-    from memdex.dispatch import run as dispatch
+    from memdex.doors.cli import cli
+    from memdex.doors.dispatch import run as dispatch
+    from memdex.doors.mcp_server import Tools
     from memdex.errors import MemdexError, QuerySyntaxError
-    from memdex.mcp_server import Tools
 
     rng = random.Random(seed)
     conn = db.connect(db_path, create=False, readonly=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import memdex
-from memdex import db
+from memdex.store import db
 
 from .state import (
     MEMDEX,
@@ -136,8 +136,8 @@ def _kill_summary(rounds: list[dict[str, Any]], extra: dict[str, Any]) -> dict[s
 
 def start_watch(db_path: Path, log: Path) -> subprocess.Popen[bytes]:
     "memdex watch as its own process; returns once its start-up catch-up is done."
-    from memdex.lock import holder
-    from memdex.service import read_state
+    from memdex.store.lock import holder
+    from memdex.watch.service import read_state
 
     with log.open("ab") as stderr:
         proc = subprocess.Popen([*MEMDEX, "--db", str(db_path), "watch"], stderr=stderr)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import memdex
-from memdex import db
+from memdex.store import db
 
 from .kills import start_watch, stop
 from .state import (

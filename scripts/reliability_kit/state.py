@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import memdex
-from memdex import db
+from memdex.store import db
 
 HERE = Path(__file__).resolve().parent.parent  # scripts/
 sys.path.insert(0, str(HERE))  # scripts/synth.py, the corpus generator
@@ -70,7 +70,7 @@ def differences(got: dict[str, list[Any]], expected: dict[str, list[Any]]) -> di
 
 
 def problems(db_path: Path) -> list[str]:
-    "PRAGMA integrity_check and FTS5's integrity-check (memdex.db.check) on a fresh connection."
+    "PRAGMA integrity_check and FTS5's integrity-check (memdex.store.db.check) on a fresh connection."
     conn = db.connect(db_path, create=False)
     try:
         return db.check(conn)

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from memdex.ingest import chatgpt, claude
 from memdex.ingest.base import SourceFile
 from memdex.ingest.chat import Message, chunk_messages, distinctive_words, signals
-from memdex.ingest.chatgpt import ChatGPTKind
-from memdex.ingest.claude import ClaudeKind
-from memdex.ingest.gemini import GeminiKind, html_text
+from memdex.ingest.kinds import chatgpt, claude
+from memdex.ingest.kinds.chatgpt import ChatGPTKind
+from memdex.ingest.kinds.claude import ClaudeKind
+from memdex.ingest.kinds.gemini import GeminiKind, html_text
 from memdex.ingest.pipeline import index_paths
-from memdex.query import search
+from memdex.query.cascade import search
 
 
 def _source(path: Path, chunk_tokens: int | None = None) -> SourceFile:

@@ -1,0 +1,1 @@
+"""Answer mode: modes, refinement, passages, synthesis through Claude or extractive, citations."""

@@ -1,0 +1,269 @@
+"""Answer mode: refine the search, pack the best passages, synthesise a cited answer.
+
+With a key, Claude writes the answer through one forced tool call (``llm``, ``prompts``);
+the sources go into the prompt as quoted, escaped data, never as instructions. The reply is
+checked field by field and every citation in it against the sources that were sent: an
+unknown one is dropped and named in the caveats, and a reply of the wrong shape counts as
+no reply. Without a key, offline, or when the API fails, the answer is extractive
+(``extractive``): the best sentences of the sources, cited the same way, saying it is
+extractive and why. Either way the layout is the same: summary, numbered details with
+inline citations [n] and a confidence each, caveats, sources, and paths to verify.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+from memdex.answer import citations, modes
+from memdex.answer.claude import Claude, Settings, Unavailable
+from memdex.answer.extractive import extract
+from memdex.answer.passages import DEFAULT_BUDGET, Source, pack
+from memdex.answer.prompts import ANSWER_SYSTEM, ANSWER_TOOL, answer_prompt
+from memdex.answer.refine import MAX_ROUNDS, Refinement, claude_proposer, refine
+from memdex.query.cascade import Filters
+from memdex.query.terms import parse_query
+
+# Answers rank chunks, not documents: the passage a question is about, with its conversation
+# or file as context, is what the model needs (scripts/eval_answers.py). Up to this many
+# chunks per source are searched for.
+CHUNKS_PER_SOURCE = 3
+NO_LLM = "the model was not asked (--no-llm)"
+
+
+@dataclass
+class Detail:
+    text: str
+    citations: list[int]
+    confidence: float  # 0-1: how well the cited sources support the claim
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "citations": self.citations, "confidence": round(self.confidence, 2)}
+
+
+@dataclass
+class Answer:
+    question: str
+    summary: str
+    details: list[Detail]
+    caveats: list[str]
+    sources: list[Source]  # every source sent; ``cited`` marks those the answer uses
+    method: str  # claude | extractive
+    refinement: Refinement | None
+    model: str | None = None
+    reason: str | None = None  # why the answer is extractive (or why there is none)
+    timeline: bool = False
+    usage: dict[str, int] = field(default_factory=dict)
+    full_text: bool = False  # include each passage's text in to_dict()
+
+    @property
+    def paths_to_verify(self) -> list[str]:
+        return list(dict.fromkeys(loc for s in self.sources if s.cited for loc in s.locations))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "summary": self.summary,
+            "details": [{"n": i, **d.to_dict()} for i, d in enumerate(self.details, 1)],
+            "caveats": self.caveats,
+            "sources": [s.to_dict(full_text=self.full_text) for s in self.sources],
+            "paths_to_verify": self.paths_to_verify,
+            "method": self.method,
+            "model": self.model,
+            "reason": self.reason,
+            "timeline": self.timeline,
+            "tokens_sent": sum(s.tokens for s in self.sources),
+            "usage": self.usage,
+        }
+
+
+def answer(
+    conn: sqlite3.Connection,
+    question: str,
+    *,
+    limit: int = 10,
+    max_tokens: int | None = None,
+    use_synonyms: bool = True,
+    filters: Filters | None = None,
+    rounds: int = MAX_ROUNDS,
+    use_llm: bool = True,
+    llm_refine: bool = False,
+    settings: Settings | None = None,
+    full_text: bool = False,
+) -> Answer:
+    """Answer ``question`` from the index, with citations.
+
+    :param max_tokens: budget of source text sent to the model (estimated tokens)
+    :param use_llm: False answers extractively without looking for a key
+    :param llm_refine: Claude proposes each next round's search terms
+    :param full_text: include the text of every passage sent in ``to_dict()``
+    """
+    timeline = modes.is_timeline(question)
+    text = modes.search_text(question)
+    out = Answer(question, "", [], [], [], "extractive", None, timeline=timeline, full_text=full_text)
+    if not [t for t in parse_query(text).terms if not t.stop]:
+        out.summary = f"{question!r} has no words to search for, only words like what, how and why."
+        out.reason = "nothing to search for: add the words the answer is about"
+        return out
+    claude: Claude | None = None
+    reason = NO_LLM
+    if use_llm:
+        try:
+            claude = Claude(settings or Settings.from_env())
+        except Unavailable as exc:
+            reason = str(exc)
+    if llm_refine and claude is None:
+        out.caveats.append(f"--llm-refine had no model to ask ({reason}); memdex refined on its own")
+    out.refinement = refine(
+        conn,
+        question,
+        limit=limit * CHUNKS_PER_SOURCE,
+        granularity="chunk",
+        use_synonyms=use_synonyms,
+        filters=filters,
+        max_rounds=rounds,
+        proposer=claude_proposer(claude) if llm_refine and claude is not None else None,
+        search_text=text,
+    )
+    out.sources = pack(conn, out.refinement.result.hits, max_tokens or DEFAULT_BUDGET, timeline, limit)
+    if not out.sources:
+        out.summary = (
+            f"Nothing in the index matches {question!r}: try fewer or other words, or drop a filter."
+        )
+        out.reason = "nothing found"
+        return out
+    if claude is not None:
+        try:
+            return _synthesise(claude, out)
+        except Unavailable as exc:
+            reason = f"Claude was not available: {exc}"
+    return _extractive(conn, out, reason, text)
+
+
+# -- with Claude ------------------------------------------------------------------------------
+def _synthesise(claude: Claude, out: Answer) -> Answer:
+    reply = claude.call(ANSWER_SYSTEM, answer_prompt(out.question, out.sources, out.timeline), ANSWER_TOOL)
+    data = reply.data
+    summary, items = data.get("summary"), data.get("details")
+    if not isinstance(summary, str) or not isinstance(items, list):
+        raise Unavailable("the reply was not an answer (no summary, or details not a list)")
+    sent = {s.n for s in out.sources}
+    dropped: dict[int, list[str]] = {}
+
+    def checked(text: str, where: str) -> str:
+        kept, gone = citations.keep_only(text, sent)
+        for n in gone:
+            dropped.setdefault(n, []).append(where)
+        # any other bracket with a number in it is no citation: it must not read as one
+        return citations.neutralize(kept, keep_citations=True)
+
+    out.summary = checked(summary, "the summary")
+    details: list[Detail] = []
+    for item in items:
+        if isinstance(item, str):  # a bare claim: its citations are the ones in its text
+            item = {"text": item}
+        if not isinstance(item, dict) or not isinstance(item.get("text"), str) or not item["text"].strip():
+            raise Unavailable("the reply was not an answer (a detail without text)")
+        where = f"detail {len(details) + 1}"
+        listed = _numbers(item.get("citations"))
+        for n in listed:
+            if n not in sent:
+                dropped.setdefault(n, []).append(where)
+        text = checked(item["text"], where)
+        inline = set(citations.cited(text))
+        cited = sorted({n for n in listed if n in sent} | inline)
+        missing = [n for n in cited if n not in inline]
+        if missing:
+            text += " " + "".join(f"[{n}]" for n in missing)
+        details.append(Detail(text, cited, _confidence(item.get("confidence"))))
+    if out.timeline:  # oldest first, by the earliest source each claim cites
+        dates = {s.n: s.hit.date or "9999" for s in out.sources}
+        details.sort(key=lambda d: min((dates[c] for c in d.citations), default="9999"))
+    out.details = details
+    out.caveats += _strings(data.get("caveats"))
+    for i, d in enumerate(details, 1):
+        if not d.citations:
+            out.caveats.append(f"Detail {i} cites no source: treat it as unsupported.")
+            d.confidence = min(d.confidence, 0.2)
+    for n, places in sorted(dropped.items()):
+        out.caveats.append(
+            f"Dropped citation [{n}] ({', '.join(dict.fromkeys(places))}): no source {n} was sent."
+        )
+    why: dict[int, str] = {}
+    for w in data.get("why_cited") or []:
+        numbers = _numbers([w.get("source")]) if isinstance(w, dict) else []
+        if numbers and isinstance(w.get("why"), str):
+            why[numbers[0]] = w["why"]
+    _mark_cited(out, why)
+    out.method, out.model = "claude", reply.model
+    out.usage = {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens}
+    return out
+
+
+def _numbers(value: object) -> list[int]:
+    "Source numbers from a reply's citations field: ints, integral floats, decimal strings."
+    if not isinstance(value, list):
+        return []
+    out = []
+    for v in value:
+        if isinstance(v, bool):
+            continue
+        if isinstance(v, int):
+            out.append(v)
+        elif isinstance(v, float) and v.is_integer():
+            out.append(int(v))
+        elif isinstance(v, str) and v.strip().isdecimal() and v.strip().isascii():
+            out.append(int(v))
+    return out
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value.strip()] if value.strip() else []
+    if not isinstance(value, list):
+        return []
+    return [v.strip() for v in value if isinstance(v, str) and v.strip()]
+
+
+def _confidence(value: object) -> float:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 0.5
+    return 0.5 if math.isnan(number) else max(0.0, min(1.0, number))
+
+
+def _mark_cited(out: Answer, why: dict[int, str] | None = None) -> None:
+    uses: dict[int, list[int]] = {}
+    for i, d in enumerate(out.details, 1):
+        for c in d.citations:
+            uses.setdefault(c, []).append(i)
+    in_summary = set(citations.cited(out.summary))
+    for s in out.sources:
+        s.cited = s.n in uses or s.n in in_summary
+        if not s.cited:
+            continue
+        if s.n in uses:
+            label = "detail" if len(uses[s.n]) == 1 else "details"
+            places = f"cited in {label} {', '.join(map(str, uses[s.n]))}"
+        else:
+            places = "cited in the summary"
+        said = (why or {}).get(s.n, "")
+        s.why_cited = f"{said} ({places})" if said else places
+
+
+# -- without a model ----------------------------------------------------------------------------
+def _extractive(conn: sqlite3.Connection, out: Answer, reason: str, query: str) -> Answer:
+    found = extract(conn, query, out.sources, out.timeline)
+    out.summary = found.summary
+    out.details = [Detail(f"{text} [{n}]", [n], conf) for text, n, conf in found.details]
+    out.caveats.insert(
+        0,
+        f"Extractive answer: no model wrote it ({reason}). Each detail is a sentence quoted as "
+        "written from its source; read the sources to judge them.",
+    )
+    out.method, out.reason = "extractive", reason
+    _mark_cited(out)
+    return out

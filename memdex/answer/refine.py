@@ -1,0 +1,326 @@
+"""Iterative refinement: search, evaluate what was found, refine from it, search again.
+
+Each round runs the cascade, scores its results (``relevance``, 0-1), and proposes the next
+round from what it found: the words its best results are filed under (titles, tags, topics)
+that the query does not already use, weighted by how many of those results share them and
+how rare they are in the index. The loop stops at the first of:
+
+- 3 or more results with relevance >= 0.7 -- enough to answer from;
+- a round that brings fewer than 2 new results;
+- a round whose results overlap the previous round's by more than 90%;
+- 3 rounds;
+- nothing left to refine with.
+
+Results of all rounds are fused by reciprocal rank, the first round counting most, so a
+refinement can promote what the question's own words ranked low but never push out what
+they ranked first. Every round's findings, coverage and suggestions are kept for ``--json``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from memdex.models import Hit, SearchResult
+from memdex.query.cascade import Filters, search
+from memdex.query.stem import fold, stem, words
+from memdex.query.terms import STOPWORDS, is_date_word, parse_query
+from memdex.store import db
+
+if TYPE_CHECKING:
+    from memdex.answer.claude import Claude
+
+MAX_ROUNDS = 3
+GOOD_RELEVANCE = 0.7
+ENOUGH_GOOD = 3
+MIN_NEW = 2
+MAX_OVERLAP = 0.9
+TERMS_PER_ROUND = 3
+SUGGEST_FROM = 5  # a round's best results that suggest the next round's terms
+# Reciprocal-rank fusion of the rounds: score = sum of weight / (RRF_K + rank).
+RRF_K = 10
+LATER_ROUND_WEIGHT = 0.5
+
+# (question, findings of the round just run, memdex's own suggestions) -> terms; raises
+# memdex.llm.Unavailable when it cannot
+Proposer = Callable[[str, list[Hit], list[str]], list[str]]
+
+
+@dataclass
+class Round:
+    "One dispatch of the cascade and what it found."
+
+    number: int
+    query: str
+    result: SearchResult
+    new: list[int] = field(default_factory=list)  # document ids not seen in earlier rounds
+    overlap: float = 0.0  # share of this round's results the previous round also found
+    relevance: float = 0.0  # mean relevance of its three best results
+    coverage: dict[str, Any] = field(default_factory=dict)
+    suggestions: dict[str, list[str]] = field(default_factory=dict)
+    proposed_by: str = "question"  # question | memdex | claude
+    note: str = ""
+
+    def evaluate(self, conn: sqlite3.Connection, earlier: list[Round], filters: Filters | None) -> None:
+        "Score this round against the earlier ones: new, overlap, relevance, coverage, suggestions."
+        hits = self.result.hits
+        ids = _ids(hits)
+        seen = {i for r in earlier for i in _ids(r.result.hits)}
+        self.new = [i for i in dict.fromkeys(ids) if i not in seen]
+        if earlier and ids:
+            before = set(_ids(earlier[-1].result.hits))
+            self.overlap = sum(1 for i in ids if i in before) / len(ids)
+        top = sorted((h.relevance for h in hits), reverse=True)[:3]
+        self.relevance = sum(top) / len(top) if top else 0.0
+        best = list(dict.fromkeys(h.id for h in hits if h.relevance > 0))[:SUGGEST_FROM]
+        docs = _documents(conn, best)
+        namespaces = Counter(h.namespace for h in hits if h.namespace)
+        searched = (filters.namespace if filters and filters.namespace else None) or "all"
+        suggested = [ns for ns, n in namespaces.most_common() if n >= 2 and ns != searched][:3]
+        self.coverage = {
+            "namespaces_searched": [searched],
+            "namespaces_found": sorted(namespaces),
+            "namespaces_suggested": suggested,
+        }
+        tags = Counter(t for d in docs for t in d["tags"])
+        self.suggestions = {
+            "terms": _terms(conn, self.result, docs),
+            "tags": [t for t, n in tags.most_common() if n >= 2][:5],
+            "topics": _topics(docs),
+            "namespaces": suggested,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "round": self.number,
+            "query": self.query,
+            "proposed_by": self.proposed_by,
+            "terms": self.result.terms,
+            "found": self.result.found,
+            "new": len(self.new),
+            "overlap": round(self.overlap, 3),
+            "relevance": round(self.relevance, 3),
+            "findings": [
+                {
+                    "id": h.id,
+                    "title": h.title,
+                    "relevance": h.relevance,
+                    "match_layer": h.match_layer,
+                    "new": h.id in self.new,
+                }
+                for h in self.result.hits
+            ],
+            "coverage": self.coverage,
+            "suggestions": self.suggestions,
+            **({"note": self.note} if self.note else {}),
+        }
+
+
+@dataclass
+class Refinement:
+    question: str
+    rounds: list[Round]
+    stopped: str
+    result: SearchResult  # the fused results of every round
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rounds": [r.to_dict() for r in self.rounds], "stopped": self.stopped}
+
+
+def refine(
+    conn: sqlite3.Connection,
+    question: str,
+    *,
+    limit: int = 10,
+    granularity: str = "doc",
+    max_tokens: int | None = None,
+    use_synonyms: bool = True,
+    filters: Filters | None = None,
+    full_text: bool = False,
+    max_rounds: int = MAX_ROUNDS,
+    proposer: Proposer | None = None,
+    search_text: str | None = None,
+) -> Refinement:
+    """Search for ``question`` in up to ``max_rounds`` rounds, each refined from the last.
+
+    :param proposer: proposes the next round's terms (``--llm-refine``); when it raises
+        :class:`~memdex.llm.Unavailable`, memdex's own suggestions are used and the round
+        says why
+    :param search_text: what to search for, when it differs from the question (a timeline
+        question without its framing words)
+    """
+    from memdex.answer.claude import Unavailable
+
+    base = search_text or question
+    options = {
+        "granularity": granularity,
+        "use_synonyms": use_synonyms,
+        "filters": filters,
+        "full_text": full_text,
+    }
+    rounds: list[Round] = []
+    used: set[str] = {stem(fold(w)) for w in words(base)}
+    query, proposed_by, note = base, "question", ""
+    stopped = f"{max_rounds} round{'s' if max_rounds != 1 else ''}"
+    for number in range(1, max_rounds + 1):
+        result = search(conn, query, limit=limit, **options)  # type: ignore[arg-type]
+        current = Round(number, query, result, proposed_by=proposed_by, note=note)
+        current.evaluate(conn, rounds, filters)
+        rounds.append(current)
+        reason = _stop_reason(rounds, limit)
+        if reason:
+            stopped = reason
+            break
+        if number == max_rounds:
+            break
+        local = _fresh(current.suggestions["terms"], used)
+        proposed, proposed_by, note = local[:TERMS_PER_ROUND], "memdex", ""
+        if proposer is not None:
+            try:
+                mine = _fresh(proposer(question, result.hits, local), used)
+                proposed, proposed_by = mine[:5] or proposed, "claude" if mine else "memdex"
+            except Unavailable as exc:
+                note = f"Claude could not propose terms ({exc}); used memdex's suggestions"
+        if not proposed:
+            stopped = "nothing left to refine with: the results suggest no new terms"
+            break
+        used |= {stem(fold(w)) for t in proposed for w in words(t)}
+        # The new words go first: a question at the term limit would otherwise cut them off.
+        query = f"{' '.join(proposed)} {base}"
+    fused = _fuse(rounds, limit, max_tokens)
+    return Refinement(question, rounds, stopped, fused)
+
+
+def _fresh(terms: list[str], used: set[str]) -> list[str]:
+    """Terms worth adding: not already searched, and not month or year words, which a query
+    reads as date filters -- a proposed "November" must not narrow the next round."""
+    out = []
+    for term in terms:
+        if not isinstance(term, str) or not words(term):
+            continue
+        if all(stem(fold(w)) in used for w in words(term)) or any(is_date_word(w) for w in term.split()):
+            continue
+        out.append(term)
+    return out
+
+
+def claude_proposer(claude: Claude) -> Proposer:
+    "A proposer that asks Claude for the next round's terms (``--llm-refine``)."
+
+    def propose(question: str, hits: list[Hit], suggestions: list[str]) -> list[str]:
+        from memdex.answer.claude import Unavailable
+        from memdex.answer.prompts import REFINE_SYSTEM, REFINE_TOOL, refine_prompt
+
+        reply = claude.call(REFINE_SYSTEM, refine_prompt(question, hits, suggestions), REFINE_TOOL, 256)
+        terms = reply.data.get("terms")
+        if not isinstance(terms, list):
+            raise Unavailable("the reply held no terms")
+        return [t.strip() for t in terms if isinstance(t, str) and t.strip()][:5]
+
+    return propose
+
+
+def _ids(hits: list[Hit]) -> list[int]:
+    return [h.id for h in hits]
+
+
+def _documents(conn: sqlite3.Connection, ids: list[int]) -> list[dict[str, Any]]:
+    rows = {r["id"]: r for r in conn.execute(db.query("hit_documents"), {"ids": json.dumps(ids)})}
+    return [
+        {
+            "title": rows[i]["title"],
+            "tags": json.loads(rows[i]["tags"]),
+            "topics": json.loads(rows[i]["topics"]),
+        }
+        for i in ids
+        if i in rows
+    ]
+
+
+def _topics(docs: list[dict[str, Any]]) -> list[str]:
+    counts = Counter(t.casefold() for d in docs for t in dict.fromkeys(d["topics"]))
+    return [t for t, n in counts.most_common(8) if n >= 2 or len(docs) == 1][:8]
+
+
+def _terms(conn: sqlite3.Connection, result: SearchResult, docs: list[dict[str, Any]]) -> list[str]:
+    """Words the best results are filed under and the query lacks: in how many of them, times
+    how rare in the index (idf), so shared, specific words come first."""
+    asked = {stem(fold(w)) for t in parse_query(result.query).terms for w in words(" ".join(t.tokens))}
+    shown: dict[str, str] = {}
+    counts: Counter[str] = Counter()
+    for d in docs:
+        text = " ".join([d["title"], *d["tags"], *d["topics"]])
+        stems = set()
+        for word in words(text):
+            s = stem(fold(word))
+            if s in asked or len(word) < 3 or word.isdigit() or fold(word) in STOPWORDS:
+                continue
+            shown.setdefault(s, fold(word))
+            stems.add(s)
+        counts.update(stems)
+    if not counts:
+        return []
+    rows = conn.execute(db.query("term_frequencies"), {"terms": json.dumps(sorted(counts))}).fetchall()
+    total = next((r[1] for r in rows if r[0] == ""), 0) or 1
+    df = {r[0]: r[1] for r in rows if r[0]}
+    minimum = 2 if len(docs) >= 3 else 1  # one result's words alone would drift the next round
+    score = {
+        s: n * math.log(1 + (total - df.get(s, 0) + 0.5) / (df.get(s, 0) + 0.5))
+        for s, n in counts.items()
+        if n >= minimum and df.get(s, 0) > 0
+    }
+    return [shown[s] for s in sorted(score, key=lambda s: (-score[s], s))][:8]
+
+
+def _stop_reason(rounds: list[Round], limit: int) -> str | None:
+    last = rounds[-1]
+    good = {h.id for r in rounds for h in r.result.hits if h.relevance >= GOOD_RELEVANCE}
+    if len(good) >= min(ENOUGH_GOOD, limit):
+        return f"{len(good)} results with relevance >= {GOOD_RELEVANCE}"
+    if not last.result.hits and len(rounds) == 1 and not last.suggestions.get("terms"):
+        return "nothing found"
+    if len(rounds) >= 2:
+        if len(last.new) < MIN_NEW:
+            plural = "s" if len(last.new) != 1 else ""
+            return f"round {last.number} brought {len(last.new)} new result{plural}"
+        if last.overlap > MAX_OVERLAP:
+            return f"round {last.number} overlapped the previous round by {last.overlap:.0%}"
+    return None
+
+
+def _fuse(rounds: list[Round], limit: int, max_tokens: int | None) -> SearchResult:
+    "One ranked list from every round's results (reciprocal-rank fusion)."
+    first = rounds[0].result
+    score: dict[tuple[int, int | None], float] = {}
+    hit_of: dict[tuple[int, int | None], Hit] = {}
+    for r in rounds:
+        weight = 1.0 if r.number == 1 else LATER_ROUND_WEIGHT
+        for rank, h in enumerate(r.result.hits):
+            key = (h.id, h.chunk_id)
+            score[key] = score.get(key, 0.0) + weight / (RRF_K + rank + 1)
+            hit_of.setdefault(key, h)
+    ordered = sorted(score, key=lambda k: -score[k])
+    hits: list[Hit] = []
+    total, truncated = 0, False
+    for key in ordered[:limit]:
+        h = hit_of[key]
+        if max_tokens is not None and total + h.est_tokens > max_tokens:
+            truncated = True
+            break
+        total += h.est_tokens
+        hits.append(h)
+    new_later = sum(len(r.new) for r in rounds[1:])
+    return replace(
+        first,
+        hits=hits,
+        found=first.found + new_later,
+        found_is_total=first.found_is_total and new_later == 0,
+        layers=[layer for r in rounds for layer in r.result.layers],
+        truncated_by_budget=truncated,
+        notes=list(dict.fromkeys(n for r in rounds for n in r.result.notes)),
+    )

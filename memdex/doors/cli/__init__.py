@@ -1,0 +1,87 @@
+"""The memdex command line: thin click commands over the library.
+
+Each command parses its options, calls one memdex function and renders the result. Expected
+failures (MemdexError) become ``Error: ...`` on stderr with exit code 1 (2 for bad usage);
+anything else is a bug and shows its traceback. Commands live by area in this package and
+import what they need when they run, so ``memdex search`` loads no parser or watcher.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memdex import __version__
+from memdex.errors import DatabaseError, MemdexError
+from memdex.store import db
+
+
+class Failure(click.ClickException):
+    "An expected failure: ``Error: ...`` and exit code 1."
+
+    exit_code = 1
+
+
+class BadParameter(click.ClickException):
+    "A parameter value memdex cannot use: exit code 2, like click's own usage errors."
+
+    exit_code = 2
+
+
+class MemdexGroup(click.Group):
+    "Turns MemdexError into a clean message and exit code, in one place."
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MemdexError as exc:
+            raise (BadParameter if exc.exit_code == 2 else Failure)(_message(exc, ctx.obj)) from exc
+
+
+def _message(exc: MemdexError, db_path: object) -> str:
+    "The error's message; a database failure raised deep in a write names the index too."
+    cause = exc.__cause__
+    if isinstance(exc, DatabaseError) and isinstance(cause, sqlite3.OperationalError) and db_path:
+        if str(db_path) not in str(exc):
+            return db.problem(cause, Path(str(db_path)))
+    return str(exc)
+
+
+@click.group(cls=MemdexGroup)
+@click.version_option(__version__, prog_name="memdex")
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False),
+    envvar=db.DB_ENV,
+    help="Index file (default: $MEMDEX_DB, else ~/.local/share/memdex/memdex.db).",
+)
+@click.pass_context
+def cli(ctx: click.Context, db_path: str | None) -> None:
+    """Local full-text search over AI agent memories, notes and chat archives.
+
+    Example:
+
+        memdex index ~/.claude/mnemonic && memdex search "deploy key rotation"
+    """
+    ctx.obj = db.resolve_db_path(db_path)
+
+
+def main() -> None:
+    cli(prog_name="memdex")
+
+
+def connect(ctx: click.Context, create: bool = True, readonly: bool = False) -> sqlite3.Connection:
+    return db.connect(ctx.obj, create=create, readonly=readonly)
+
+
+def echo_json(data: Any) -> None:
+    from memdex.doors.render import to_json
+
+    click.echo(to_json(data))
+
+
+from memdex.doors.cli import indexing, reading, searching, serving, tiers, tools  # noqa: E402,F401  (each registers its commands)

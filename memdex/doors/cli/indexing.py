@@ -1,0 +1,213 @@
+"""memdex index, memdex watch, memdex status: the commands that write or describe the index."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memdex.doors.cli import cli, connect, echo_json
+from memdex.store import db
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=True, dir_okay=True))
+@click.option("--kind", help="Force a source kind for every file (see `memdex kinds`).")
+@click.option(
+    "--scope",
+    type=click.Choice(["user", "project"]),
+    help="Scope of these memories (default: project inside a git work tree, else user).",
+)
+@click.option(
+    "--max-file-size",
+    type=click.FloatRange(min=0.001),
+    help="Skip files larger than this many MB (default: 5 for markdown).",
+)
+@click.option(
+    "--chunk-tokens",
+    type=click.IntRange(min=50),
+    help="Chunk size bound in estimated tokens (default: 800 for markdown, 350 for chats); remembered per root.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar, no summary: only errors.")
+@click.pass_context
+def index(
+    ctx: click.Context,
+    paths: tuple[str, ...],
+    kind: str | None,
+    scope: str | None,
+    max_file_size: float | None,
+    chunk_tokens: int | None,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Index files and folders (every root indexed before, if no PATH is given).
+
+    Unchanged files cost a stat; changed ones are replaced whole; deleted ones disappear.
+    Files that cannot be read are listed, skipped and recorded (exit code 1). If `memdex
+    watch` is running, it does the indexing and this command prints its report.
+
+    Example:
+
+        memdex index ~/.claude/mnemonic ./.serena/memories
+    """
+    from memdex.doors.render import index_text, skipped_text
+    from memdex.watch.handoff import index_exclusive
+
+    if not paths:
+        conn = connect(ctx)
+        remembered = conn.execute(db.query("root_paths")).fetchall()
+        conn.close()
+        if not remembered:
+            raise click.UsageError("Nothing to index yet: give a PATH, e.g. `memdex index ~/notes`.")
+    request = {
+        "paths": [os.path.abspath(p) for p in paths],
+        "kind": kind,
+        "scope": scope,
+        "max_file_size": int(max_file_size * 1024 * 1024) if max_file_size else None,
+        "chunk_tokens": chunk_tokens,
+    }
+    report = index_exclusive(
+        ctx.obj,
+        request,
+        progress=None if quiet or as_json else _progress(),
+        on_handoff=lambda h: click.echo(
+            f"memdex watch (pid {h.get('pid')}) is running: it does this indexing.", err=True
+        ),
+    )
+    if as_json:
+        echo_json(report)
+    elif not quiet:
+        click.echo(index_text(report))
+    if report["skipped"]:
+        if not as_json:
+            click.echo(skipped_text(report), err=True)
+        ctx.exit(1)
+
+
+def _progress() -> Callable[[int, int], None] | None:
+    "A progress bar on stderr for long runs on a terminal; nothing when piped."
+    if not sys.stderr.isatty():
+        return None
+    state: dict[str, Any] = {}
+
+    def update(done: int, total: int) -> None:
+        if total < 500:
+            return
+        if "bar" not in state or state["total"] != total:
+            state["bar"] = click.progressbar(length=total, label="Indexing", file=sys.stderr)
+            state["total"], state["done"] = total, 0
+            state["bar"].__enter__()
+        state["bar"].update(done - state["done"])
+        state["done"] = done
+        if done == total:
+            state["bar"].__exit__(None, None, None)
+            del state["bar"]
+
+    return update
+
+
+@cli.command()
+@click.argument("roots", nargs=-1, type=click.Path(exists=True, file_okay=True, dir_okay=True))
+@click.option("--kind", help="Source kind for new ROOTs (see `memdex kinds`).")
+@click.option("--scope", type=click.Choice(["user", "project"]), help="Scope for new ROOTs.")
+@click.option(
+    "--debounce",
+    type=click.FloatRange(0.01, 10.0),
+    default=0.15,
+    show_default=True,
+    help="Seconds of quiet that end a burst of changes.",
+)
+@click.option(
+    "--log-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also log to this file (the log goes to stderr).",
+)
+@click.option(
+    "--install",
+    type=click.Choice(["systemd", "launchd"]),
+    help="Print a service definition that runs this watcher, and exit.",
+)
+@click.pass_context
+def watch(
+    ctx: click.Context,
+    roots: tuple[str, ...],
+    kind: str | None,
+    scope: str | None,
+    debounce: float,
+    log_file: Path | None,
+    install: str | None,
+) -> None:
+    """Keep the index current as files change, until stopped (Ctrl-C or SIGTERM).
+
+    Watches every indexed root, and ROOTs, which it indexes first. On start it catches up
+    with what changed while it was off. Only one writer runs per index: a second watcher is
+    refused, and `memdex index` hands its work to this one. Exit code 0 on SIGTERM, 130 on
+    Ctrl-C. `memdex status` shows what it is doing.
+
+    Example:
+
+        memdex watch ~/.claude/mnemonic --log-file ~/.local/state/memdex-watch.log
+    """
+    from memdex.watch import service, units
+
+    if install:
+        command = [*_self_command(), "--db", str(ctx.obj), "watch"]
+        text = (
+            units.systemd_unit(command, log_file)
+            if install == "systemd"
+            else units.launchd_plist(command, log_file)
+        )
+        click.echo(text, nl=False)
+        click.echo(units.INSTALL_HINTS[install], err=True)
+        return
+    if not roots:
+        conn = connect(ctx)
+        remembered = conn.execute(db.query("root_paths")).fetchall()
+        conn.close()
+        if not remembered:
+            raise click.UsageError("Nothing to watch yet: give a ROOT, or run `memdex index PATH` first.")
+    _log_to(log_file)
+    watcher = service.WatchService(
+        ctx.obj, [Path(os.path.abspath(r)) for r in roots], debounce=debounce, kind=kind, scope=scope
+    )
+    ctx.exit(service.run(watcher))
+
+
+def _self_command() -> list[str]:
+    "How to start this memdex again: its console script, else this Python with -m memdex."
+    found = shutil.which("memdex")
+    return [os.path.abspath(found)] if found else [sys.executable, "-m", "memdex"]
+
+
+def _log_to(log_file: Path | None) -> None:
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if log_file:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        handlers.append(logging.FileHandler(log_file))
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", handlers=handlers, force=True
+    )
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """What is indexed, whether a watcher runs, and files that could not be indexed.
+
+    Example:
+
+        memdex status --json
+    """
+    from memdex.doors.render import status_text
+    from memdex.store.status import status as get_status
+
+    info = get_status(connect(ctx, create=False, readonly=True), ctx.obj)
+    echo_json(info) if as_json else click.echo(status_text(info))

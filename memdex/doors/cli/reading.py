@@ -1,0 +1,60 @@
+"""memdex show."""
+
+from __future__ import annotations
+
+import re
+
+import click
+
+from memdex.doors.cli import cli, connect, echo_json
+
+
+def _lines(value: str | None) -> tuple[int | None, int | None]:
+    if not value:
+        return None, None
+    m = re.fullmatch(r"\s*(\d+)?\s*(?:-\s*(\d+)?)?\s*", value)
+    if not m or not (m.group(1) or m.group(2)):
+        raise click.BadParameter(
+            f"{value!r} is not a line range: use 12-30, 12- or -30.", param_hint="--lines"
+        )
+    start = int(m.group(1)) if m.group(1) else None
+    end = int(m.group(2)) if m.group(2) else (start if "-" not in value else None)
+    return start, end
+
+
+@cli.command()
+@click.argument("ref")
+@click.option(
+    "--lines", help="Only these lines (1-based): 12-30, 12- or -30; a result's line_start-line_end."
+)
+@click.option(
+    "--max-tokens", type=click.IntRange(min=1), help="Stop at a line boundary before this many tokens."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the text with its metadata as JSON.")
+@click.pass_context
+def show(ctx: click.Context, ref: str, lines: str | None, max_tokens: int | None, as_json: bool) -> None:
+    """Print a document (or some of its lines) by id, path or key from search results.
+
+    Markdown is read from its file, with the file's own line numbers; a conversation is
+    read from the index.
+
+    Example:
+
+        memdex show 42 --lines 10-30
+    """
+    from memdex.store.documents import get_document
+
+    start, end = _lines(lines)
+    doc = get_document(
+        connect(ctx, create=False, readonly=True), ref, line_start=start, line_end=end, max_tokens=max_tokens
+    )
+    if as_json:
+        echo_json(doc)
+        return
+    click.echo(doc["text"], nl=not doc["text"].endswith("\n"))
+    if doc["next_line"]:
+        click.echo(
+            f"-- lines {doc['line_start']}-{doc['line_end']} of {doc['total_lines']}; "
+            f"more: memdex show {doc['id']} --lines {doc['next_line']}-",
+            err=True,
+        )

@@ -1,0 +1,103 @@
+"""A Datasette plugin: memdex's query layer as SQL functions, for canned queries and ?sql=.
+
+Loaded by Datasette through the ``datasette`` entry point whenever memdex is installed
+beside it (``memdex datasette`` registers it too). On every memdex database it adds:
+
+- ``memdex_match(q)`` -- the FTS5 expression memdex builds for the text ``q``: its key words,
+  escaped, all of them required (layers 1 and 3); ``memdex_match(q, 1)`` with each word's
+  synonyms as alternatives (layers 2 and 4). ``'""'`` (matches nothing) if ``q`` has no words.
+- ``memdex_search(q)``, ``memdex_search(q, limit)`` -- the whole cascade, exactly as
+  ``memdex search`` ranks it, as a JSON array of results (``json_each`` turns it into rows).
+
+The functions read through a read-only connection of their own to the same file, so a
+canned query never runs memdex's statements inside Datasette's.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from typing import Any
+
+from datasette import hookimpl
+
+_local = threading.local()
+
+
+def _reader(path: str) -> sqlite3.Connection:
+    "This thread's read-only memdex connection to ``path``."
+    from memdex.store import db
+
+    readers: dict[str, sqlite3.Connection] = getattr(_local, "readers", None) or {}
+    _local.readers = readers
+    if path not in readers:
+        readers[path] = db.connect(path, create=False, readonly=True)
+    return readers[path]
+
+
+def match_expression(conn: sqlite3.Connection, q: str | None, with_synonyms: int = 0) -> str:
+    from memdex.query import synonyms
+    from memdex.query.terms import all_of, parse_query
+
+    terms = parse_query(q or "").key_terms
+    if not terms:
+        return '""'
+    if with_synonyms:
+        expanded = synonyms.expand(conn, terms)
+        return all_of([[t, *t.synonyms] for t in expanded])
+    return all_of([[t] for t in terms])
+
+
+def search_json(conn: sqlite3.Connection, q: str | None, limit: int = 10) -> str:
+    from memdex.query.cascade import search
+
+    result = search(conn, q or "", limit=max(1, min(int(limit), 100)))
+    rows = []
+    for rank, hit in enumerate(result.hits, 1):
+        rows.append(
+            {
+                "rank": rank,
+                "id": hit.id,
+                "title": hit.title,
+                "kind": hit.kind,
+                "namespace": hit.namespace,
+                "date": hit.date,
+                "layer": hit.match_layer,
+                "relevance": hit.relevance,
+                "why": hit.why_relevant["summary"],
+                "snippet": hit.snippet,
+                "location": hit.location,
+                "est_tokens": hit.est_tokens,
+                "path": hit.path,
+            }
+        )
+    return json.dumps(rows, ensure_ascii=False)
+
+
+def _is_memdex(conn: sqlite3.Connection) -> bool:
+    row = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memdex_migrations'").fetchone()
+    return row is not None
+
+
+@hookimpl
+def prepare_connection(conn: sqlite3.Connection, database: str, datasette: Any) -> None:
+    try:
+        if not _is_memdex(conn):
+            return
+        path = datasette.get_database(database).path
+    except (sqlite3.Error, KeyError):
+        return
+    if not path:
+        return
+
+    def match(q: str | None, with_synonyms: int = 0) -> str:
+        return match_expression(_reader(path), q, with_synonyms)
+
+    def cascade(q: str | None, limit: int = 10) -> str:
+        return search_json(_reader(path), q, limit)
+
+    conn.create_function("memdex_match", 1, match)
+    conn.create_function("memdex_match", 2, match)
+    conn.create_function("memdex_search", 1, cascade)
+    conn.create_function("memdex_search", 2, cascade)

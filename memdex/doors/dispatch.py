@@ -1,0 +1,138 @@
+"""One query, whichever door it came in by: search or answer, then the files asked for.
+
+The command line (``memdex search``, ``memdex ask``) and the MCP server both call
+:func:`run` and :func:`deliver`, so a query behaves the same from either.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from memdex.answer import modes
+from memdex.answer.claude import Settings
+from memdex.answer.engine import Answer, answer
+from memdex.answer.passages import pack
+from memdex.answer.refine import Refinement, refine
+from memdex.doors.render import answer_text, search_text
+from memdex.errors import InvalidParameter
+from memdex.models import SearchResult
+from memdex.query.cascade import Filters, search
+
+RETRIEVE_ALL = 10**9  # search mode retrieves every result shown; its budget is --max-tokens
+
+
+@dataclass
+class Outcome:
+    query: str
+    mode: str  # search | answer
+    result: SearchResult
+    refinement: Refinement | None = None
+    answer: Answer | None = None
+    output_file: str | None = None
+    retrieved: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"mode": self.mode, **self.result.to_dict()}
+        out["refinement"] = self.refinement.to_dict() if self.refinement else None
+        out["answer"] = self.answer.to_dict() if self.answer else None
+        if self.output_file:
+            out["output_file"] = self.output_file
+        if self.retrieved is not None:
+            out["retrieved"] = self.retrieved
+        return out
+
+    def text(self) -> str:
+        return answer_text(self.answer) if self.answer else search_text(self.result)
+
+
+def run(
+    conn: sqlite3.Connection,
+    query: str,
+    *,
+    mode: str = "search",
+    limit: int = 10,
+    granularity: str = "doc",
+    max_tokens: int | None = None,
+    use_synonyms: bool = True,
+    raw: bool = False,
+    filters: Filters | None = None,
+    full_text: bool = False,
+    rounds: int | None = None,
+    use_llm: bool = True,
+    llm_refine: bool = False,
+    settings: Settings | None = None,
+) -> Outcome:
+    """Search or answer ``query``; ``mode`` is search, answer or auto (from the wording).
+
+    :param rounds: refinement rounds; default 3 in answer mode, 1 (no refinement) in search mode
+    """
+    chosen = modes.resolve(mode, query)
+    if chosen == "answer":
+        if raw:
+            raise InvalidParameter("--raw is for search mode: an answer searches the question's own words.")
+        result = answer(
+            conn,
+            query,
+            limit=limit,
+            max_tokens=max_tokens,
+            use_synonyms=use_synonyms,
+            filters=filters,
+            rounds=rounds or 3,
+            use_llm=use_llm,
+            llm_refine=llm_refine,
+            settings=settings,
+            full_text=full_text,
+        )
+        if result.refinement is None:  # nothing to search for: an empty result says so
+            empty = search(conn, "", limit=limit, filters=filters)
+            return Outcome(query, "answer", empty, None, result)
+        return Outcome(query, "answer", result.refinement.result, result.refinement, result)
+    if (rounds or 1) > 1 and not raw:
+        ref = refine(
+            conn,
+            query,
+            limit=limit,
+            granularity=granularity,
+            max_tokens=max_tokens,
+            use_synonyms=use_synonyms,
+            filters=filters,
+            full_text=full_text,
+            max_rounds=rounds or 1,
+        )
+        return Outcome(query, "search", ref.result, ref)
+    found = search(
+        conn,
+        query,
+        limit=limit,
+        granularity=granularity,
+        max_tokens=max_tokens,
+        use_synonyms=use_synonyms,
+        raw=raw,
+        filters=filters,
+        full_text=full_text,
+    )
+    return Outcome(query, "search", found)
+
+
+def deliver(
+    conn: sqlite3.Connection,
+    outcome: Outcome,
+    *,
+    output_file: str | None = None,
+    retrieve_dir: str | None = None,
+    max_tokens: int | None = None,
+) -> Outcome:
+    "Write the results file and retrieve the sources, as asked; record both in the outcome."
+    from memdex.doors.outputs import retrieve, write_results
+
+    if retrieve_dir:
+        if outcome.answer is not None:
+            sources = [s for s in outcome.answer.sources if s.cited]
+        else:
+            sources = pack(conn, outcome.result.hits, RETRIEVE_ALL)
+        outcome.retrieved = retrieve(conn, sources, retrieve_dir, query=outcome.query, max_tokens=max_tokens)
+    if output_file:
+        outcome.output_file = str(write_results(conn, output_file, outcome.query, outcome.text()))
+    return outcome

@@ -1,0 +1,192 @@
+"""Results as text for people and JSON for tools: the only place output formats live."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from memdex.models import SearchResult
+from memdex.query.ranking import LAYER_NAMES
+
+
+def to_json(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+
+
+def _n(value: int) -> str:
+    return f"{value:,}"
+
+
+def search_text(result: SearchResult) -> str:
+    "The SEARCH layout: found N, showing M, which layer, total tokens; then one block a hit."
+    hits = result.hits
+    layers = sorted({h.match_layer for h in hits})
+    layer_text = ", ".join(f"layer {n} ({LAYER_NAMES[n]})" for n in layers) or "no layer matched"
+    unit = "chunk" if result.granularity == "chunk" else "result"
+    plural = "" if result.found == 1 and result.found_is_total else "s"
+    count = _n(result.found) if result.found_is_total else f"{_n(result.found)}+"
+    head = (
+        f"Found {count} {unit}{plural} for {result.query!r}, showing {len(hits)}"
+        f" · {layer_text} · ~{_n(result.total_tokens)} tokens"
+    )
+    lines = [head]
+    if result.filters:
+        lines.append("Filters: " + ", ".join(f"{k}={v}" for k, v in result.filters.items()))
+    for note in result.notes:
+        lines.append(f"Note: {note}")
+    if result.truncated_by_budget:
+        lines.append("Stopped at the --max-tokens budget; raise it to see more.")
+    for i, h in enumerate(hits, 1):
+        meta = " · ".join(x for x in [h.kind, h.namespace or "", (h.date or "")[:10], h.key] if x)
+        lines += [
+            "",
+            f"{i:>2}. {h.title}",
+            f"    {meta}",
+            f"    {_n(h.size_bytes)} bytes, ~{_n(h.est_tokens)} tokens · relevance {h.relevance:.2f}",
+            f"    why: {h.why_relevant['summary']}",
+        ]
+        if h.snippet:
+            lines.append(f"    {h.snippet}")
+        if h.chat:
+            signals = [name[4:] for name, on in h.chat["signals"].items() if on]
+            lines.append(
+                f"    {h.platform or h.kind} chat · {h.chat['message_count'] or '?'} messages, "
+                f"{h.chat['chunk_count']} chunks" + (f" · {', '.join(signals)}" if signals else "")
+            )
+        lines.append(f"    read: {h.location or h.path}")
+        if len(h.matching_chunks) > 1 and result.granularity == "doc":
+            lines.append(f"    {len(h.matching_chunks)} matching chunks")
+    if not hits:
+        lines += ["", "Nothing matched. Try fewer or other words, or drop a filter."]
+    return "\n".join(lines)
+
+
+def search_sql(result: SearchResult) -> str:
+    "Each layer's SQL with its parameters in place, ready to paste into sqlite3."
+    blocks = []
+    for run in result.layers:
+        head = f"-- layer {run.layer} ({run.name}), {run.mode} terms: {run.found} found, {run.new} new"
+        blocks.append(f"{head}\n{run.sql}")
+    return "\n\n".join(blocks) if blocks else "-- no layer ran: the query has no words to search for"
+
+
+def index_text(report: dict[str, Any]) -> str:
+    roots = ", ".join(f"{r['path']} ({r['kind']})" for r in report["roots"])
+    lines = [
+        f"Indexed {roots}",
+        f"{_n(report['seen'])} files: {_n(report['added'])} added, {_n(report['updated'])} updated, "
+        f"{_n(report['unchanged'])} unchanged, {_n(report['removed'])} removed, "
+        f"{_n(len(report['skipped']))} skipped · {_n(report['documents'])} documents written "
+        f"in {report['seconds']:.2f} s",
+    ]
+    return "\n".join(lines)
+
+
+def skipped_text(report: dict[str, Any]) -> str:
+    "What was skipped: whole files, and records inside indexed files (path#record)."
+    skipped = report["skipped"]
+    records = sum(1 for s in skipped if "#" in s["path"])
+    files = len(skipped) - records
+    parts = [f"{files} file{'s' if files != 1 else ''}"] if files else []
+    parts += [f"{records} record{'s' if records != 1 else ''}"] if records else []
+    lines = [f"Skipped {' and '.join(parts)}:"]
+    lines += [f"  {s['path']}: {s['reason']}" for s in skipped]
+    return "\n".join(lines)
+
+
+def status_text(info: dict[str, Any]) -> str:
+    c = info["counts"]
+    d = info["database"]
+    lines = [
+        f"Index: {d['path']} ({_n(d['size_bytes'])} bytes, schema {d['schema_version']}, "
+        f"SQLite {d['sqlite_version']})",
+        f"{_n(c['documents'])} documents, {_n(c['chunks'])} chunks, {_n(c['topics'])} topics, "
+        f"{_n(c['files'])} files, ~{_n(c['est_tokens'])} tokens, {_n(c['synonyms'])} synonyms",
+    ]
+    if info["kinds"]:
+        lines.append("Kinds: " + ", ".join(f"{k['kind']} {_n(k['documents'])}" for k in info["kinds"]))
+    lines += _writer_lines(info["writer"])
+    lines.append("Roots:" if info["roots"] else "Roots: none yet (run `memdex index PATH`)")
+    for r in info["roots"]:
+        kind = r["kind"] or r["detected_kind"]
+        orphans = f", {_n(r['orphans'])} in no index (memdex lint)" if r.get("orphans") else ""
+        lines.append(
+            f"  {r['path']}  {kind}, {r['scope']}, {_n(r['files'])} files, "
+            f"{_n(r['documents'])} documents{orphans}, indexed {r['indexed_at'] or 'never'}"
+        )
+    errors = info["errors"]
+    note = " (skipped files keep their last good version; path#record is a record inside a file)"
+    lines.append(f"Errors: {len(errors)}" + (note if errors else ""))
+    for e in errors:
+        lines.append(f"  {e['path']}: {e['reason']}")
+    return "\n".join(lines)
+
+
+def _writer_lines(writer: dict[str, Any]) -> list[str]:
+    state = writer.get("watcher") or {}
+    if writer["running"] and writer["role"] == "index":
+        return [f"Writer: memdex index (pid {writer['pid']}) since {writer['since']}"]
+    if not writer["running"]:
+        stopped = state.get("stopped_at") or state.get("heartbeat_at")
+        return ["Watcher: not running" + (f" (last seen {stopped})" if stopped else "")]
+    lines = [
+        f"Watcher: running (pid {writer['pid']}, since {writer['since']}), "
+        f"last event {state.get('last_event_at') or 'none yet'}, "
+        f"queue {state.get('queue', 0)}, lag {state.get('lag_s', 0):.2f} s"
+    ]
+    batch = state.get("last_batch")
+    if batch:
+        lines.append(
+            f"  last batch {batch['at']}: {batch['paths']} paths, {batch['added']} added, "
+            f"{batch['updated']} updated, {batch['removed']} removed in {batch['seconds']:.2f} s "
+            f"(lag {batch['lag_s']:.2f} s)"
+        )
+    for error in state.get("errors", [])[-5:]:
+        lines.append(f"  error {error['at']}: {error['message']}")
+    return lines
+
+
+def synonyms_text(groups: list[dict[str, Any]]) -> str:
+    "The plain synonym file format: `memdex synonyms list > file` re-imports as is."
+    return "\n".join(f"{g['term']}: {', '.join(g['synonyms'])}" for g in groups)
+
+
+def source_line(hit: Any) -> str:
+    "Where a source came from, in a few words: platform (or kind) and day."
+    return " · ".join(x for x in [hit.platform or hit.kind, (hit.date or "")[:10]] if x)
+
+
+def answer_text(answer: Any) -> str:
+    "The ANSWER layout, as markdown: summary, details, caveats, sources, paths to verify."
+    lines = [f"# {answer.question}", "", "## Summary", "", answer.summary]
+    if answer.details:
+        lines += ["", "## Details", ""]
+        lines += [f"{i}. {d.text} (confidence {d.confidence:.2f})" for i, d in enumerate(answer.details, 1)]
+    if answer.caveats:
+        lines += ["", "## Caveats", ""] + [f"- {c}" for c in answer.caveats]
+    if answer.sources:
+        lines += ["", "## Sources", ""]
+    for s in answer.sources:
+        h = s.hit
+        meta = source_line(h)
+        lines.append(
+            f"[{s.n}] {h.title} — {meta} · id {h.id} · ~{_n(s.tokens)} tokens sent"
+            f" · layer {h.match_layer} ({LAYER_NAMES[h.match_layer]})"
+            + ("" if s.cited else " · sent, not cited")
+        )
+        if s.cited:
+            lines.append(f"    why cited: {s.why_cited}")
+        lines.append(f"    why found: {h.why_relevant['summary']}")
+    if answer.paths_to_verify:
+        lines += ["", "## Paths to verify", ""] + [f"- {p}" for p in answer.paths_to_verify]
+    lines += ["", _answer_footer(answer)]
+    return "\n".join(lines)
+
+
+def _answer_footer(answer: Any) -> str:
+    ref = answer.refinement
+    rounds = f"{len(ref.rounds)} search round{'s' if len(ref.rounds) != 1 else ''} (stopped: {ref.stopped})"
+    sent = f"{len(answer.sources)} sources, ~{_n(sum(s.tokens for s in answer.sources))} tokens"
+    if answer.method == "claude":
+        return f"_Synthesised by {answer.model} from {sent}; {rounds}._"
+    return f"_Extractive answer from {sent} ({answer.reason}); {rounds}._"

@@ -1,0 +1,1 @@
+"""One module per source kind; the registry in memdex.ingest picks among them."""

@@ -1,0 +1,151 @@
+"""Why a result matched, which of its chunks matter, and a snippet -- for the results shown.
+
+SQL has already ranked the results; this module reads the text of the few that are shown
+(tokenized and stemmed exactly as FTS5 does, see ``stem``) and says which query terms and
+synonyms each contains, in its topics and in its content. Its cost depends on the results
+shown, never on the size of the corpus.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from memdex.query.ranking import LAYER_NAMES, SYNONYM_WEIGHT
+from memdex.query.stem import WORD, fold, prefix, stem, stems_among, words
+from memdex.query.terms import Term
+
+SYNONYM_COVERAGE = 0.8  # a term found only through a synonym counts this much of a match
+SNIPPET_WORDS = 32
+MARK_OPEN, MARK_CLOSE = "«", "»"  # not ** : memories are markdown and use it themselves
+
+
+def phrase_stems(term: Term) -> tuple[str, ...]:
+    return tuple(stem(w) for w in words(" ".join(term.tokens)))
+
+
+def contains(tokens: list[str], phrase: tuple[str, ...]) -> bool:
+    "Does the stemmed token list hold the phrase (its words adjacent, in order)?"
+    if not phrase:
+        return False
+    if len(phrase) == 1:
+        return phrase[0] in tokens
+    first = phrase[0]
+    n = len(phrase)
+    return any(tokens[i : i + n] == list(phrase) for i, t in enumerate(tokens) if t == first)
+
+
+@dataclass
+class Explainer:
+    "Explains results for one query's terms (each with its synonyms)."
+
+    terms: list[Term]
+    idf: dict[str, float] = field(default_factory=dict)  # stem -> inverse document frequency
+
+    def __post_init__(self) -> None:
+        self.phrases = {id(t): phrase_stems(t) for term in self.terms for t in [term, *term.synonyms]}
+        self.marked = {s for p in self.phrases.values() for s in p}
+        self.prefixes = {prefix(s) for s in self.marked}
+
+    def tokens(self, *texts: str) -> list[str]:
+        "Stemmed tokens of some texts as FTS5 indexes them; words that cannot match are ''."
+        return [t for text in texts for t in stems_among(text, self.prefixes)]
+
+    def all_stems(self) -> list[str]:
+        return sorted(self.marked)
+
+    def chunk_score(self, tokens: list[str]) -> float:
+        """How well a chunk answers the query, to pick a document's best chunks.
+
+        Each term present adds its idf (a synonym half); more occurrences add a little.
+        """
+        if not tokens:
+            return 0.0
+        score = 0.0
+        for term in self.terms:
+            for weight, alt in [(1.0, term), *((SYNONYM_WEIGHT, s) for s in term.synonyms)]:
+                phrase = self.phrases[id(alt)]
+                if contains(tokens, phrase):
+                    count = tokens.count(phrase[0]) if len(phrase) == 1 else 1
+                    idf = sum(self.idf.get(s, 1.0) for s in phrase)
+                    score += weight * idf * (1.0 + math.log(count))
+                    break
+        return score / (1.0 + math.log(1 + len(tokens) / 200))
+
+    def explain(
+        self, layer: int, tier: int, topic_tokens: list[str], chunk_tokens: list[list[str]]
+    ) -> tuple[dict[str, Any], float]:
+        "why_relevant for one result, and the share of key terms it covers (synonyms count 0.8)."
+        matched: list[dict[str, Any]] = []
+        via: list[dict[str, Any]] = []
+        missing: list[str] = []
+        covered = 0.0
+        for term in self.terms:
+            where = self._where(term, topic_tokens, chunk_tokens)
+            if where:
+                matched.append({"term": term.text, "fields": where})
+                covered += 1.0
+                continue
+            for syn in term.synonyms:
+                where = self._where(syn, topic_tokens, chunk_tokens)
+                if where:
+                    via.append({"term": term.text, "synonym": syn.text, "fields": where})
+                    covered += SYNONYM_COVERAGE
+                    break
+            else:
+                missing.append(term.text)
+        mode = "all terms" if tier <= 4 else "any term"
+        parts = [f"{m['term']} [{', '.join(m['fields'])}]" for m in matched]
+        parts += [f"{v['synonym']} (synonym of {v['term']}) [{', '.join(v['fields'])}]" for v in via]
+        summary = f"layer {layer} ({LAYER_NAMES[layer]}, {mode}): " + ("; ".join(parts) or "raw FTS5 query")
+        if missing:
+            summary += f"; not found: {', '.join(missing)}"
+        why = {
+            "layer": layer,
+            "layer_name": LAYER_NAMES[layer],
+            "match": "all" if tier <= 4 else "any",
+            "terms": matched,
+            "synonyms": via,
+            "missing": missing,
+            "summary": summary,
+        }
+        return why, (covered / len(self.terms) if self.terms else 1.0)
+
+    def _where(self, term: Term, topic_tokens: list[str], chunk_tokens: list[list[str]]) -> list[str]:
+        phrase = self.phrases[id(term)]
+        where = []
+        if contains(topic_tokens, phrase):
+            where.append("topics")
+        if any(contains(tokens, phrase) for tokens in chunk_tokens):
+            where.append("content")
+        return where
+
+    def snippet(self, text: str) -> str:
+        "About SNIPPET_WORDS words around the densest run of matches, the matches marked «so»."
+        spans = []
+        for m in WORD.finditer(text):
+            word = fold(m.group())
+            spans.append((m.start(), m.end(), stem(word) if prefix(word) in self.prefixes else ""))
+        if not spans:
+            return ""
+        hits = [i for i, (_, _, s) in enumerate(spans) if s in self.marked]
+        start = 0
+        if hits:
+            best, best_count = hits[0], 0
+            for i in hits:
+                window = {spans[j][2] for j in hits if i <= j < i + SNIPPET_WORDS}
+                if len(window) > best_count:
+                    best, best_count = i, len(window)
+            start = max(0, best - 4)
+        end = min(len(spans), start + SNIPPET_WORDS)
+        out = []
+        cursor = spans[start][0]
+        for i in range(start, end):
+            s, e, st = spans[i]
+            out.append(text[cursor:s])
+            word = text[s:e]
+            out.append(f"{MARK_OPEN}{word}{MARK_CLOSE}" if st in self.marked else word)
+            cursor = e
+        body = " ".join("".join(out).split())
+        return ("…" if start > 0 else "") + body + ("…" if end < len(spans) else "")

@@ -1,0 +1,200 @@
+"""Ranked candidates -> results: sizes, line ranges, matching chunks, snippet, why, relevance.
+
+Three queries, whatever the corpus size: the shown documents, their chunks, and the
+document frequencies of the query's stems. The rest is ``explain`` over that text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+from memdex.models import Hit
+from memdex.query.explain import Explainer
+from memdex.query.ranking import LAYER_WEIGHT
+from memdex.query.terms import Term
+from memdex.store import db
+
+if TYPE_CHECKING:
+    from memdex.query.cascade import _Cascade
+
+MAX_MATCHING_CHUNKS = 50
+
+
+def explainer_for(conn: sqlite3.Connection, terms: list[Term]) -> Explainer:
+    "An Explainer whose word weights are the index's own idf for each stem."
+    explainer = Explainer(terms)
+    stems = explainer.all_stems()
+    if stems:
+        rows = conn.execute(db.query("term_frequencies"), {"terms": json.dumps(stems)}).fetchall()
+        total = next((r[1] for r in rows if r[0] == ""), 0)
+        explainer.idf = {
+            r[0]: math.log(1 + (total - r[1] + 0.5) / (r[1] + 0.5)) for r in rows if r[0] and total
+        }
+    return explainer
+
+
+class _Texts:
+    "The shown documents and their chunks, tokenized once."
+
+    def __init__(self, conn: sqlite3.Connection, doc_ids: list[int], explainer: Explainer) -> None:
+        self.explainer = explainer
+        ids = json.dumps(doc_ids)
+        self.docs = {r["id"]: r for r in conn.execute(db.query("hit_documents"), {"ids": ids})}
+        self.chunks: dict[int, list[sqlite3.Row]] = {}
+        self.by_id: dict[int, sqlite3.Row] = {}
+        for c in conn.execute(db.query("hit_chunks"), {"ids": ids}):
+            self.chunks.setdefault(c["document_id"], []).append(c)
+            self.by_id[c["id"]] = c
+        self._tokens: dict[int, list[str]] = {}
+
+    def tokens(self, chunk: sqlite3.Row) -> list[str]:
+        if chunk["id"] not in self._tokens:
+            self._tokens[chunk["id"]] = self.explainer.tokens(chunk["heading"], chunk["text"])
+        return self._tokens[chunk["id"]]
+
+    def topic_tokens(self, doc: sqlite3.Row) -> list[str]:
+        return self.explainer.tokens(doc["title"], doc["description"], doc["tags"], doc["topics"])
+
+    def ranked_chunks(self, doc_id: int) -> list[tuple[float, sqlite3.Row]]:
+        "The document's chunks that contain a query term, best first."
+        scored = [(self.explainer.chunk_score(self.tokens(c)), c) for c in self.chunks.get(doc_id, [])]
+        return sorted((sc for sc in scored if sc[0] > 0), key=lambda sc: -sc[0])
+
+
+def best_chunks(conn: sqlite3.Connection, doc_ids: list[int], terms: list[Term]) -> dict[int, int]:
+    "Each document's best chunk for these terms, or its first chunk when none holds a term."
+    texts = _Texts(conn, doc_ids, explainer_for(conn, terms))
+    out = {}
+    for doc_id, own in texts.chunks.items():
+        ranked = texts.ranked_chunks(doc_id)
+        out[doc_id] = ranked[0][1]["id"] if ranked else own[0]["id"]
+    return out
+
+
+def build_hits(
+    conn: sqlite3.Connection, run: _Cascade, max_tokens: int | None, full_text: bool
+) -> tuple[list[Hit], bool]:
+    ranked = run.ranked()[: run.limit]
+    if not ranked:
+        return [], False
+    explainer = explainer_for(conn, run.terms)
+    texts = _Texts(conn, list(dict.fromkeys(c.document_id for c in ranked)), explainer)
+    hits: list[Hit] = []
+    total = 0
+    top_score = {c.tier: c.score for c in reversed(ranked)}  # best score of each tier
+    for cand in ranked:
+        doc = texts.docs[cand.document_id]
+        own = texts.chunks.get(cand.document_id, [])
+        matching = texts.ranked_chunks(cand.document_id)
+        best: sqlite3.Row | None
+        if run.granularity == "chunk":
+            best = texts.by_id[next(iter(cand.chunks))]
+            scope = [best]
+            size, tokens = best["size_bytes"], best["est_tokens"]
+        else:
+            best = matching[0][1] if matching else (own[0] if own else None)
+            scope = own
+            size, tokens = doc["size_bytes"], doc["est_tokens"]
+        if max_tokens is not None and total + tokens > max_tokens:
+            return hits, True
+        total += tokens
+        why, coverage = explainer.explain(
+            cand.layer, cand.tier, texts.topic_tokens(doc), [texts.tokens(c) for c in scope]
+        )
+        strength = cand.score / top_score[cand.tier] if top_score.get(cand.tier) else 1.0
+        relevance = LAYER_WEIGHT[cand.layer] * coverage * (0.8 + 0.2 * max(0.0, min(strength, 1.0)))
+        hit = Hit(
+            id=doc["id"],
+            key=doc["key"],
+            path=doc["path"],
+            title=doc["title"],
+            kind=doc["kind"],
+            namespace=doc["namespace"],
+            type=doc["type"],
+            tags=json.loads(doc["tags"]),
+            date=doc["date"],
+            score=round(cand.score, 4),
+            relevance=round(relevance, 3),
+            match_layer=cand.layer,
+            why_relevant=why,
+            snippet=_snippet(explainer, best, doc),
+            line_start=best["line_start"] if best is not None else None,
+            line_end=best["line_end"] if best is not None else None,
+            size_bytes=size,
+            est_tokens=tokens,
+            scope=doc["scope"],
+            platform=doc["platform"],
+        )
+        hit.location = location(doc["path"], best)
+        hit.chat = chat_facts(doc)
+        if run.granularity == "chunk" and best is not None:
+            hit.chunk_id, hit.heading = best["id"], best["heading"]
+            hit.matching_chunks = [_chunk_info(best, explainer.chunk_score(texts.tokens(best)))]
+        else:
+            hit.matching_chunks = [_chunk_info(c, score) for score, c in matching[:MAX_MATCHING_CHUNKS]]
+        if full_text:
+            hit.text = "\n\n".join(c["text"] for c in scope)
+        hits.append(hit)
+    return hits, False
+
+
+CHAT_FACTS = (
+    "message_count",
+    "chunk_count",
+    "has_decisions",
+    "has_discoveries",
+    "has_procedures",
+    "has_artifacts",
+)
+
+
+def chat_facts(doc: sqlite3.Row) -> dict[str, Any] | None:
+    "What a result says about a conversation: its size in messages and chunks, and its signals."
+    meta = json.loads(doc["meta"] or "{}")
+    if "message_count" not in meta:
+        return None
+    facts = {k: meta.get(k) for k in CHAT_FACTS[:2]}
+    facts["signals"] = {k: bool(meta.get(k)) for k in CHAT_FACTS[2:]}
+    if meta.get("model"):
+        facts["model"] = meta["model"]
+    return facts
+
+
+def location(path: str, chunk: sqlite3.Row | None) -> str:
+    "Where to read a result: lines of a file, messages of a conversation, an archive's chunk file."
+    if chunk is None:
+        return path
+    meta = json.loads(chunk["meta"] or "{}")
+    if "file" in meta:
+        return os.path.join(os.path.dirname(path), meta["file"])
+    if "msg_start" in meta:
+        return f"{path} (messages {meta['msg_start'] + 1}-{meta['msg_end'] + 1})"
+    if chunk["line_start"]:
+        return f"{path}:{chunk['line_start']}-{chunk['line_end']}"
+    return path
+
+
+def _snippet(explainer: Explainer, chunk: sqlite3.Row | None, doc: sqlite3.Row) -> str:
+    if chunk is None:
+        return str(doc["description"])
+    return explainer.snippet(chunk["text"])
+
+
+def _chunk_info(c: sqlite3.Row, score: float) -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "chunk_id": c["id"],
+        "seq": c["seq"],
+        "heading": c["heading"],
+        "line_start": c["line_start"],
+        "line_end": c["line_end"],
+        "est_tokens": c["est_tokens"],
+        "score": round(score, 3),
+    }
+    meta = json.loads(c["meta"] or "{}")
+    if meta:
+        info.update(meta)
+    return info

@@ -1,0 +1,179 @@
+"""User query text -> search terms, safe to hand to FTS5.
+
+Every term becomes a quoted FTS5 phrase built only from word characters, so no input (quotes,
+``AND``, ``NEAR(``, ``*``, ``-x``, ``col:``, ``^``, NUL, emoji, 10 KB strings) can be an FTS5
+syntax error. Raw FTS5 syntax is a separate, opt-in path (``--raw``).
+
+A term is what the user typed between spaces: ``hook-suppression`` is one term, the phrase
+"hook suppression", because the FTS5 tokenizer (unicode61) splits it the same way.
+Stopwords ("what did we ... about") are kept out of the key terms, so questions need no
+rewording. Month and year words ("October", "2025") become date filters.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from memdex.query.stem import WORD
+
+MAX_TERMS = 32  # a pasted paragraph is still a query, of its 32 most useful words
+_YEAR = re.compile(r"^(19|20)\d\d$")
+
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself
+    yourselves ever anything something tell show find search list give get got there's
+    what's i'm we've let's us also please much many say said mention mentioned told""".split()
+)
+
+MONTHS = {
+    "january": 1,
+    "february": 2,
+    "march": 3,
+    "april": 4,
+    "may": 5,
+    "june": 6,
+    "july": 7,
+    "august": 8,
+    "september": 9,
+    "october": 10,
+    "november": 11,
+    "december": 12,
+    "jan": 1,
+    "feb": 2,
+    "mar": 3,
+    "apr": 4,
+    "jun": 6,
+    "jul": 7,
+    "aug": 8,
+    "sep": 9,
+    "sept": 9,
+    "oct": 10,
+    "nov": 11,
+    "dec": 12,
+}
+# Words that are months only when capitalised: "may" and "march" are verbs, the short forms
+# are often other words.
+_MONTH_NEEDS_CAPITAL = {
+    "may",
+    "march",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+}
+
+
+@dataclass
+class Term:
+    "One search term: what was typed, and the tokens FTS5 will see."
+
+    text: str
+    tokens: list[str]
+    stop: bool = False
+    synonyms: list[Term] = field(default_factory=list)
+
+    @property
+    def phrase(self) -> str:
+        "A quoted FTS5 phrase; only word characters inside, so always valid syntax."
+        return '"' + " ".join(self.tokens) + '"'
+
+
+@dataclass
+class ParsedQuery:
+    terms: list[Term]
+    months: list[int] = field(default_factory=list)
+    years: list[str] = field(default_factory=list)
+    date_words: list[str] = field(default_factory=list)
+
+    @property
+    def key_terms(self) -> list[Term]:
+        "The terms that carry meaning: all of them, less stopwords (unless nothing else is left)."
+        key = [t for t in self.terms if not t.stop]
+        return key or self.terms
+
+
+def tokens(text: str) -> list[str]:
+    """Word tokens of a query, split as unicode61 splits them but otherwise as typed: FTS5
+    folds case and accents itself ("Straße" matches "straße"; folding it here to "strasse"
+    would not), so a phrase hands it the user's own characters."""
+    return WORD.findall(text)
+
+
+def parse_query(text: str, *, date_words: bool = True) -> ParsedQuery:
+    "Split a query into terms, pulling month and year words out as date filters."
+    parsed = ParsedQuery(terms=[])
+    seen: set[str] = set()
+    for piece in text.replace("\x00", " ").split():
+        toks = tokens(piece)
+        if not toks:
+            continue
+        bare = piece.strip(".,;:!?\"'()[]{}")
+        if date_words and len(toks) == 1 and _is_date_word(bare):
+            word = toks[0].lower()
+            if _YEAR.match(word):
+                parsed.years.append(word)
+            else:
+                parsed.months.append(MONTHS[word])
+            parsed.date_words.append(bare)
+            continue
+        key = " ".join(toks).lower()
+        if key in seen:
+            continue
+        seen.add(key)
+        single = toks[0].lower()
+        stop = len(toks) == 1 and (single in STOPWORDS or (len(single) == 1 and not single.isdigit()))
+        parsed.terms.append(Term(text=_display(piece), tokens=toks, stop=stop))
+        if len(parsed.terms) >= MAX_TERMS:
+            break
+    return parsed
+
+
+def _display(piece: str) -> str:
+    "The term as typed, case folded, without the punctuation around it (``isolation?``)."
+    trimmed = re.sub(r"^[^\w]+|[^\w]+$", "", piece.casefold())
+    return trimmed or " ".join(tokens(piece))
+
+
+def is_date_word(word: str) -> bool:
+    "Is ``word`` (as typed, punctuation around it ignored) a year or a month a query filters by?"
+    return _is_date_word(word.strip(".,;:!?\"'()[]{}"))
+
+
+def _is_date_word(word: str) -> bool:
+    lower = word.casefold()
+    if _YEAR.match(lower):
+        return True
+    if lower not in MONTHS:
+        return False
+    return lower not in _MONTH_NEEDS_CAPITAL or word[:1].isupper()
+
+
+def all_of(groups: list[list[Term]]) -> str:
+    "FTS5 expression: every group matches (a group matches when any of its terms does)."
+    return " AND ".join(_group(g) for g in groups)
+
+
+def any_of(groups: list[list[Term]]) -> str:
+    "FTS5 expression: at least one term of any group matches."
+    return " OR ".join(t.phrase for g in groups for t in g)
+
+
+def _group(terms: list[Term]) -> str:
+    if len(terms) == 1:
+        return terms[0].phrase
+    return "(" + " OR ".join(t.phrase for t in terms) + ")"

@@ -1,0 +1,1 @@
+"""Serena tiered memory folders: their index files, lint, keywords and token costs."""

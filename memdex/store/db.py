@@ -1,0 +1,288 @@
+"""The SQLite file: where it lives, how it is opened, its migrations and named queries.
+
+All SQL memdex runs lives in ``schema/`` (installed as ``memdex.schema``): numbered migrations
+in ``schema/migrations/NNNN_name.sql`` and one named query per file in ``schema/queries/``.
+Applied migrations are recorded in the ``memdex_migrations`` table and in ``PRAGMA
+user_version``, so a database written by a newer memdex is refused instead of misread.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from datetime import UTC, datetime
+from functools import cache
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+from memdex.errors import DatabaseError, IndexNotFound, SchemaError
+
+DB_ENV = "MEMDEX_DB"
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+
+def default_db_path() -> Path:
+    "``$MEMDEX_DB``, else ``$XDG_DATA_HOME/memdex/memdex.db`` (``~/.local/share`` by default)."
+    env = os.environ.get(DB_ENV)
+    if env:
+        return Path(env).expanduser()
+    data_home = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(data_home).expanduser() / "memdex" / "memdex.db"
+
+
+def resolve_db_path(db: str | os.PathLike[str] | None) -> Path:
+    return Path(db).expanduser() if db else default_db_path()
+
+
+def utcnow() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@cache
+def _migration_files() -> list[tuple[int, str, Traversable]]:
+    folder = resources.files("memdex.schema").joinpath("migrations")
+    found = []
+    for entry in folder.iterdir():
+        match = _MIGRATION_NAME.match(entry.name)
+        if match:
+            found.append((int(match.group(1)), entry.name[:-4], entry))
+    return sorted(found, key=lambda m: m[0])
+
+
+def latest_version() -> int:
+    "The newest schema this memdex knows: read from file names, without reading the SQL."
+    return _migration_files()[-1][0]
+
+
+@cache
+def migrations() -> list[tuple[int, str, str]]:
+    "(number, name, sql) of every migration shipped with this memdex, in order."
+    return [(n, name, entry.read_text("utf-8")) for n, name, entry in _migration_files()]
+
+
+_INCLUDE = re.compile(r"\{\{([a-z0-9_]+)\}\}")
+_PARAM = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
+
+
+@cache
+def query(name: str) -> str:
+    """The text of the named query ``schema/queries/<name>.sql``.
+
+    ``{{other}}`` inside a query includes the named query ``other`` (used for the filter
+    expression every layer shares), so each piece of SQL is written once.
+    """
+    text = resources.files("memdex.schema").joinpath("queries", f"{name}.sql").read_text("utf-8")
+    return _INCLUDE.sub(lambda m: "(" + _included(m.group(1), name) + ")", text)
+
+
+def _included(name: str, parent: str) -> str:
+    if name == parent:
+        raise ValueError(f"schema/queries/{name}.sql includes itself")
+    return query(name).strip()
+
+
+def render_sql(sql: str, params: dict[str, object]) -> str:
+    "The SQL with its parameters written in as literals: ready to paste into ``sqlite3``."
+
+    def literal(match: re.Match[str]) -> str:
+        value = params.get(match.group(1))
+        if value is None:
+            return "NULL"
+        if isinstance(value, (int, float)):
+            return repr(value)
+        return "'" + str(value).replace("'", "''") + "'"
+
+    code = "\n".join(ln for ln in _strip_comments(sql).splitlines() if ln.strip())
+    return _PARAM.sub(literal, code).strip() + ";"
+
+
+def statements(sql: str) -> list[str]:
+    "Split a SQL file into complete statements (triggers included)."
+    out: list[str] = []
+    current = ""
+    for line in sql.splitlines(keepends=True):
+        current += line
+        if sqlite3.complete_statement(current):
+            if _strip_comments(current).strip():
+                out.append(current.strip())
+            current = ""
+    if _strip_comments(current).strip():
+        out.append(current.strip())
+    return out
+
+
+def _strip_comments(sql: str) -> str:
+    return "\n".join(line.split("--", 1)[0] for line in sql.splitlines())
+
+
+def connect(
+    path: str | os.PathLike[str] | None = None, *, create: bool = True, readonly: bool = False
+) -> sqlite3.Connection:
+    """Open the index, creating and migrating it when ``create`` is true.
+
+    The connection is in autocommit mode (``isolation_level=None``): writers open their own
+    short transactions with :func:`transaction`. WAL lets readers run while a writer commits.
+    ``readonly`` connections (searches) never write, so an index on read-only media, or in a
+    folder the reader may not write to, can still be searched.
+    """
+    db_path = resolve_db_path(path)
+    if not db_path.exists():
+        if not create:
+            raise IndexNotFound(
+                f"No memdex index at {db_path}. Run `memdex index PATH` first, "
+                f"or point --db (or ${DB_ENV}) at an existing index."
+            )
+        try:
+            db_path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DatabaseError(f"Cannot create the folder for {db_path}: {exc.strerror}") from exc
+    try:
+        if readonly:
+            conn = _open_readonly(db_path)
+        else:
+            conn = sqlite3.connect(db_path, isolation_level=None, timeout=10, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA foreign_keys = ON")
+        migrate(conn, apply=not readonly)
+    except SchemaError as exc:
+        raise SchemaError(f"{db_path}: {exc}") from None
+    except sqlite3.OperationalError as exc:
+        raise DatabaseError(problem(exc, db_path)) from exc
+    except sqlite3.DatabaseError as exc:
+        raise DatabaseError(f"Cannot open {db_path} as a memdex index: {exc}") from exc
+    return conn
+
+
+def _open_readonly(db_path: Path) -> sqlite3.Connection:
+    """Read-only; where even the WAL's shared-memory file cannot be made (a read-only folder),
+    immutable: no locking, which is safe exactly because nothing can write there either."""
+    uri = db_path.resolve().as_uri()
+    try:
+        conn = sqlite3.connect(
+            f"{uri}?mode=ro", uri=True, isolation_level=None, timeout=10, check_same_thread=False
+        )
+        conn.execute("PRAGMA user_version").fetchone()  # opens the file, and the WAL if any
+        return conn
+    except sqlite3.OperationalError:
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
+
+
+def path_of(conn: sqlite3.Connection) -> Path | None:
+    "The file a connection has open (None for an in-memory database)."
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return Path(row[2]) if row and row[2] else None
+
+
+def problem(exc: sqlite3.OperationalError, db_path: Path | None = None) -> str:
+    "What a failed write or open means for the user, and what to do."
+    message = str(exc)
+    where = f" ({db_path})" if db_path else ""
+    if "full" in message:
+        return f"The disk is full{where}: nothing of the last batch was written. Free space and run again."
+    if "disk I/O error" in message:
+        return (
+            f"Writing the index failed{where} (disk I/O error: the disk may be full, failing, or over "
+            "a file-size limit); nothing of the last batch was written. Check the disk and run again."
+        )
+    if "readonly" in message or "read-only" in message:
+        return f"The index is read-only{where}: check the permissions of the database file and its folder."
+    if "locked" in message or "busy" in message:
+        return f"The index is locked by another writer{where}: wait for it, or stop it, and run again."
+    if "unable to open" in message:
+        return f"Cannot open the index{where}: check that its folder exists and can be read."
+    return f"The index could not be used{where}: {message}"
+
+
+def check(conn: sqlite3.Connection) -> list[str]:
+    """What is wrong with the database file and its full-text indexes; empty when all is well.
+
+    ``PRAGMA integrity_check`` (pages, b-trees, indexes), then FTS5's ``integrity-check`` of
+    every full-text table against its content. It changes nothing, but FTS5 takes its check
+    as an INSERT, so ``conn`` must not be a read-only connection.
+    """
+    problems = [r[0] for r in conn.execute("PRAGMA integrity_check") if r[0] != "ok"]
+    for statement in statements(query("fts_integrity_check")):
+        try:
+            conn.execute(statement)
+        except sqlite3.DatabaseError as exc:
+            table = re.search(r"INSERT INTO (\w+)", statement)
+            problems.append(f"{table.group(1) if table else statement}: {exc}")
+    return problems
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(conn: sqlite3.Connection, *, apply: bool = True) -> list[str]:
+    "Apply pending migrations in order; return the names applied."
+    latest = latest_version()
+    current = schema_version(conn)
+    if current > latest:
+        raise SchemaError(
+            f"This index was written by a newer memdex (schema {current}, this memdex knows "
+            f"up to {latest}). Upgrade memdex (pip install -U memdex) or use another --db."
+        )
+    if current == 0 and _has_foreign_tables(conn):
+        raise SchemaError(
+            "This SQLite file is not a memdex index (it has tables memdex did not create). "
+            "Point --db at a new file."
+        )
+    if current == latest:
+        return []
+    if not apply:
+        raise SchemaError(
+            f"This index needs migrating to schema {latest}; open it once without read-only mode "
+            "(any `memdex index` or `memdex status` does it)."
+        )
+    applied = []
+    with transaction(conn):
+        # Re-read inside the write lock: another process may have migrated meanwhile.
+        current = schema_version(conn)
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS memdex_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+        )
+        for number, name, sql in migrations():
+            if number <= current:
+                continue
+            for statement in statements(sql):
+                conn.execute(statement)
+            conn.execute("INSERT INTO memdex_migrations (name, applied_at) VALUES (?, ?)", (name, utcnow()))
+            conn.execute(f"PRAGMA user_version = {number:d}")
+            applied.append(name)
+    return applied
+
+
+def _has_foreign_tables(conn: sqlite3.Connection) -> bool:
+    row = conn.execute(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name != 'memdex_migrations'"
+    ).fetchone()
+    return bool(row[0])
+
+
+class transaction:
+    """``with transaction(conn):`` -- BEGIN IMMEDIATE ... COMMIT, or ROLLBACK on error.
+
+    IMMEDIATE takes the write lock up front, so two writers queue on the busy timeout
+    instead of failing halfway through with "database is locked".
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise DatabaseError(problem(exc, path_of(self.conn))) from exc
+        return self.conn
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.conn.execute("COMMIT")
+        elif self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")

@@ -1,0 +1,67 @@
+"""What the index holds: roots, counts, sizes, kinds, and the files that could not be indexed."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from memdex.store import db
+
+
+def status(conn: sqlite3.Connection, db_path: Path) -> dict[str, Any]:
+    "A JSON-ready description of the index (``memdex status``)."
+    import sqlite_utils  # only status needs it; kept off the search path
+
+    counts = dict(conn.execute(db.query("status_counts")).fetchone())
+    database = sqlite_utils.Database(conn)
+    return {
+        "database": {
+            "path": str(db_path),
+            "size_bytes": _db_size(db_path),
+            "schema_version": db.schema_version(conn),
+            "sqlite_version": sqlite3.sqlite_version,
+            "fts_tables": {t: database.table(t).detect_fts() for t in ("documents", "chunks")},
+        },
+        "counts": counts,
+        "kinds": [dict(r) for r in conn.execute(db.query("status_kinds"))],
+        "roots": _roots(conn),
+        "errors": [dict(r) for r in conn.execute(db.query("status_errors"))],
+        "writer": writer_status(db_path),
+    }
+
+
+def _roots(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    "Each root, and for Serena roots how many memories no index row points at."
+    orphans = {r["root_id"]: r["orphans"] for r in conn.execute(db.query("serena_orphans"))}
+    roots = []
+    for r in conn.execute(db.query("roots_all")):
+        root = dict(r)
+        if (root["kind"] or root["detected_kind"]) == "serena":
+            root["orphans"] = orphans.get(root["id"], 0)
+        roots.append(root)
+    return roots
+
+
+def writer_status(db_path: Path) -> dict[str, Any]:
+    """Who writes to the index now, and what the watcher last reported.
+
+    The lock says whether a writer runs (a killed one holds nothing); the watcher's state
+    file says what it was doing, and stays after it stops.
+    """
+    from memdex.store.lock import holder
+    from memdex.watch.service import read_state
+
+    current = holder(db_path)
+    state = read_state(db_path)
+    return {
+        "running": current is not None,
+        "role": current.get("role") if current else None,
+        "pid": current.get("pid") if current else None,
+        "since": current.get("since") if current else None,
+        "watcher": state,
+    }
+
+
+def _db_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())

@@ -1,0 +1,1 @@
+"""The watcher: filesystem events, the long-running service, handoff and service units."""

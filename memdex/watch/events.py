@@ -1,0 +1,131 @@
+"""Which paths changed under the watched roots, delivered in debounced batches.
+
+A watchdog Observer watches each root; events become paths (both ends of a move); paths memdex
+never reads (the ignore list of ``ingest.files``, the index's own files) are dropped; and
+watchdog's EventDebouncer gathers a burst into one call of ``on_change(paths, first_seen)``.
+This module parses nothing: what is in the changed files is ``ingest``'s business.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from watchdog.events import (
+    EVENT_TYPE_CLOSED_NO_WRITE,
+    EVENT_TYPE_MODIFIED,
+    EVENT_TYPE_OPENED,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers import Observer
+from watchdog.observers.api import ObservedWatch
+from watchdog.utils.event_debouncer import EventDebouncer
+
+from memdex.ingest.walk import extra_ignores, is_ignored
+
+OnChange = Callable[[set[str], float], None]
+
+
+def _text(path: bytes | str) -> str:
+    return os.fsdecode(path)
+
+
+class _RootHandler(FileSystemEventHandler):
+    "Events under one root, filtered, passed on to the debouncer."
+
+    def __init__(self, watcher: Watcher, root: Path) -> None:
+        self.watcher = watcher
+        self.root = root
+        self.single_file = not root.is_dir()
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in (EVENT_TYPE_OPENED, EVENT_TYPE_CLOSED_NO_WRITE):
+            return
+        if event.is_directory and event.event_type == EVENT_TYPE_MODIFIED:
+            return  # a folder's own mtime; the files in it send their own events
+        paths = [_text(event.src_path)] + ([_text(event.dest_path)] if event.dest_path else [])
+        if any(self._wanted(p) for p in paths):
+            self.watcher.received(event)
+
+    def _wanted(self, path: str) -> bool:
+        if self.single_file:
+            return path == str(self.root)
+        if self.watcher.skipped(path):
+            return False
+        rel = os.path.relpath(path, self.root)
+        return rel == "." or not is_ignored(rel.replace(os.sep, "/"), self.watcher.extra)
+
+
+class Watcher:
+    """Watch roots; call ``on_change`` with each debounced batch of changed paths.
+
+    ``skip`` lists absolute paths whose own events never count (the index file, its WAL, lock
+    and state files), so an index kept inside a watched folder cannot feed itself events.
+    """
+
+    def __init__(self, on_change: OnChange, debounce: float = 0.15, skip: Iterable[str] = ()) -> None:
+        self.on_change = on_change
+        self.skip = tuple(skip)
+        self.extra = extra_ignores()
+        self.observer = Observer()
+        self.debouncer = EventDebouncer(debounce, self._flush)
+        self.watches: dict[str, ObservedWatch] = {}
+        self._first_seen: float | None = None
+        self._lock = threading.Lock()
+
+    def skipped(self, path: str) -> bool:
+        return path.startswith(self.skip) if self.skip else False
+
+    def start(self) -> None:
+        self.observer.start()
+        self.debouncer.start()
+
+    def stop(self) -> None:
+        "Stop and join every thread this watcher started; pending events are flushed first."
+        self.observer.stop()
+        self.observer.join()
+        self.debouncer.stop()
+        self.debouncer.join()
+
+    def watch(self, root: Path) -> None:
+        "Start watching a root (recursively for a folder). Raises OSError if the OS refuses."
+        key = str(root)
+        if key in self.watches:
+            self.unwatch(root)
+        target = root if root.is_dir() else root.parent
+        self.watches[key] = self.observer.schedule(
+            _RootHandler(self, root), str(target), recursive=root.is_dir()
+        )
+
+    def unwatch(self, root: Path) -> None:
+        watch = self.watches.pop(str(root), None)
+        if watch is not None:
+            try:
+                self.observer.unschedule(watch)
+            except KeyError:
+                pass  # its emitter already stopped (the folder was deleted) and was removed
+
+    def is_alive(self, root: Path) -> bool:
+        "Is the root still watched? A deleted folder ends its watch, even if it comes back."
+        watch = self.watches.get(str(root))
+        return watch is not None and any(e.watch == watch and e.is_alive() for e in self.observer.emitters)
+
+    def received(self, event: FileSystemEvent) -> None:
+        with self._lock:
+            if self._first_seen is None:
+                self._first_seen = time.time()
+        self.debouncer.handle_event(event)
+
+    def _flush(self, events: list[FileSystemEvent]) -> None:
+        paths: set[str] = set()
+        for event in events:
+            paths.add(_text(event.src_path))
+            if event.dest_path:
+                paths.add(_text(event.dest_path))
+        with self._lock:
+            first, self._first_seen = self._first_seen or time.time(), None
+        self.on_change({p for p in paths if not self.skipped(p)}, first)
