@@ -31,6 +31,7 @@ from memdex.query.cascade import Filters, search
 from memdex.query.stem import fold, stem, words
 from memdex.query.terms import STOPWORDS, is_date_word, parse_query
 from memdex.store import db
+from memdex.utils import Budget
 
 if TYPE_CHECKING:
     from memdex.answer.claude import Claude
@@ -306,13 +307,12 @@ def _fuse(rounds: list[Round], limit: int, max_tokens: int | None) -> SearchResu
             hit_of.setdefault(key, h)
     ordered = sorted(score, key=lambda k: -score[k])
     hits: list[Hit] = []
-    total, truncated = 0, False
+    budget, truncated = Budget(max_tokens), False
     for key in ordered[:limit]:
         h = hit_of[key]
-        if max_tokens is not None and total + h.est_tokens > max_tokens:
+        if not budget.take(h.est_tokens):
             truncated = True
             break
-        total += h.est_tokens
         hits.append(h)
     new_later = sum(len(r.new) for r in rounds[1:])
     return replace(

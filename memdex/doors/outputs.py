@@ -20,7 +20,6 @@ import json
 import os
 import re
 import sqlite3
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -32,15 +31,7 @@ from memdex.errors import InvalidParameter
 from memdex.models import est_tokens
 from memdex.store.documents import MARKDOWN_KINDS
 from memdex.store.paths import OutsideRoots, inside, open_inside, roots
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-UMASK = _umask()  # read once, at import: os.umask cannot be read without setting it
+from memdex.utils import Budget, atomic_write
 
 
 def now() -> datetime:
@@ -69,7 +60,7 @@ def write_results(conn: sqlite3.Connection, target: str, query: str, markdown: s
             problem = "is not a folder" if folder.exists() else "does not exist; create it first"
             raise InvalidParameter(f"--output-file {target}: {folder} {problem}.")
         _check_results_file(path, target)
-        _replace(path, data)
+        atomic_write(path, data)
     except OSError as exc:
         raise InvalidParameter(f"--output-file {target}: cannot write it ({exc.strerror or exc}).") from exc
     return path
@@ -132,7 +123,7 @@ def retrieve(
     _check_manifest(folder / "manifest.json", target)
     files: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
-    total = 0
+    budget = Budget(max_tokens)
     for s in sources:
         h = s.hit
         entry = {"n": s.n, "id": h.id, "title": h.title, "kind": h.kind, "source": h.path}
@@ -152,11 +143,10 @@ def retrieve(
             skipped.append({**entry, "reason": f"cannot read it ({exc.strerror or exc})"})
             continue
         tokens = est_tokens(len(data))
-        if max_tokens is not None and total + tokens > max_tokens:
+        if not budget.take(tokens):
             skipped.append({**entry, "reason": f"~{tokens:,} tokens would pass --max-tokens {max_tokens:,}"})
             continue
-        _replace(folder / name, data, mode)
-        total += tokens
+        atomic_write(folder / name, data, mode)
         files.append(
             {
                 **entry,
@@ -174,7 +164,7 @@ def retrieve(
         "query": query,
         "folder": str(folder.resolve()),
         "max_tokens": max_tokens,
-        "total_tokens": total,
+        "total_tokens": budget.spent,
         "files": files,
         "skipped": skipped,
     }
@@ -182,7 +172,9 @@ def retrieve(
         raise InvalidParameter(
             f"--retrieve {target}: its manifest.json is an indexed file; choose another folder."
         )
-    _replace(folder / "manifest.json", (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode())
+    atomic_write(
+        folder / "manifest.json", (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode()
+    )
     return manifest
 
 
@@ -218,20 +210,6 @@ def _name(s: Source) -> str:
     base = os.path.basename(s.hit.path) if s.hit.kind in MARKDOWN_KINDS else slug(s.hit.title) + ".md"
     base = base.lstrip(".") or "source.md"
     return f"{s.n:02d}-{base}"
-
-
-def _replace(path: Path, data: bytes, mode: int | None = None) -> None:
-    "Write by rename: readers see the old file or the new one, and a symlink is not followed."
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".memdex-")
-    try:
-        os.fchmod(fd, mode if mode is not None else 0o666 & ~UMASK)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _create_new(folder: Path, stem: str, suffix: str, data: bytes) -> Path:

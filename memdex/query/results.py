@@ -17,6 +17,7 @@ from memdex.query.explain import Explainer
 from memdex.query.ranking import LAYER_WEIGHT
 from memdex.query.terms import Term
 from memdex.store import db
+from memdex.utils import Budget
 
 if TYPE_CHECKING:
     from memdex.query.cascade import _Cascade
@@ -84,7 +85,7 @@ def build_hits(
     explainer = explainer_for(conn, run.terms)
     texts = _Texts(conn, list(dict.fromkeys(c.document_id for c in ranked)), explainer)
     hits: list[Hit] = []
-    total = 0
+    budget = Budget(max_tokens)
     top_score = {c.tier: c.score for c in reversed(ranked)}  # best score of each tier
     for cand in ranked:
         doc = texts.docs[cand.document_id]
@@ -99,9 +100,8 @@ def build_hits(
             best = matching[0][1] if matching else (own[0] if own else None)
             scope = own
             size, tokens = doc["size_bytes"], doc["est_tokens"]
-        if max_tokens is not None and total + tokens > max_tokens:
+        if not budget.take(tokens):
             return hits, True
-        total += tokens
         why, coverage = explainer.explain(
             cand.layer, cand.tier, texts.topic_tokens(doc), [texts.tokens(c) for c in scope]
         )
