@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import codecs
+import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from memdex.errors import IngestError
 from memdex.models import ParsedFile
@@ -29,6 +31,15 @@ class SourceFile:
 
     def text(self) -> str:
         return decode_text(self.data)
+
+    def json(self) -> Any:
+        "The file as JSON; a file that is not is an IngestError saying where it breaks."
+        try:
+            return json.loads(self.text())
+        except json.JSONDecodeError as exc:
+            raise IngestError(f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        except RecursionError:  # nested thousands deep: no export is built so
+            raise IngestError("not a chat export: its JSON is nested too deeply to read") from None
 
 
 def decode_text(data: bytes) -> str:

@@ -8,7 +8,7 @@ chunk's ``line_start``/``line_end`` point into the file as it is on disk.
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -18,6 +18,7 @@ from frontmatter.default_handlers import YAMLHandler
 from memdex.errors import IngestError
 from memdex.ingest.base import SourceFile
 from memdex.models import Chunk, Document
+from memdex.utils import as_date
 
 # Fields may sit at the top level or nested under one of these keys (both shapes are in
 # use: see serena-memories/decision-frontmatter-migrations-must-cover-both-key-shapes.md).
@@ -159,35 +160,6 @@ def jsonable(value: Any) -> Any:
         return str(item)
 
     return convert(value, 0)
-
-
-def as_date(value: Any) -> str | None:
-    """A date field as ISO 8601 -- a date stays a date, a datetime (or epoch seconds) becomes
-    UTC to the second -- or None when it is not one ("last tuesday"): junk must not pass date
-    filters. The raw value stays in the document's metadata."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, datetime):
-        moment = value
-    elif isinstance(value, date):
-        return value.isoformat()
-    elif isinstance(value, (int, float)):
-        if not 0 < value < 4_102_444_800:  # 1970 to 2100
-            return None
-        moment = datetime.fromtimestamp(value, tz=UTC)
-    elif isinstance(value, str):
-        text = value.strip()
-        try:
-            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        if len(text) == 10:
-            return moment.date().isoformat()
-    else:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def first_heading(body: str) -> str | None:

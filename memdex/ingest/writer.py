@@ -20,6 +20,7 @@ from memdex.ingest import INGEST_VERSION
 from memdex.ingest.walk import Found
 from memdex.models import Document, ParsedFile, est_tokens
 from memdex.store import db
+from memdex.utils import utc_stamp
 
 # Files per transaction: a bulk run writes 1,000 (each commit makes FTS5 write a segment;
 # 200 made 20,000 notes 25% slower), the watcher's small runs 200, which keeps a burst of new
@@ -45,7 +46,7 @@ class Writer:
     def __init__(self, conn: sqlite3.Connection, batch_files: int = BATCH_FILES) -> None:
         self.conn = conn
         self.batch_files = batch_files
-        self.now = db.utcnow()
+        self.now = utc_stamp()
         self.files_in_transaction = 0
         self.opened = 0.0
         self.next_chunk_id = 0  # read from the chunks sequence when a transaction opens

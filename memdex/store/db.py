@@ -11,13 +11,13 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from memdex.errors import DatabaseError, IndexNotFound, SchemaError
+from memdex.utils import utc_stamp
 
 DB_ENV = "MEMDEX_DB"
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
@@ -34,10 +34,6 @@ def default_db_path() -> Path:
 
 def resolve_db_path(db: str | os.PathLike[str] | None) -> Path:
     return Path(db).expanduser() if db else default_db_path()
-
-
-def utcnow() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @cache
@@ -251,7 +247,9 @@ def migrate(conn: sqlite3.Connection, *, apply: bool = True) -> list[str]:
                 continue
             for statement in statements(sql):
                 conn.execute(statement)
-            conn.execute("INSERT INTO memdex_migrations (name, applied_at) VALUES (?, ?)", (name, utcnow()))
+            conn.execute(
+                "INSERT INTO memdex_migrations (name, applied_at) VALUES (?, ?)", (name, utc_stamp())
+            )
             conn.execute(f"PRAGMA user_version = {number:d}")
             applied.append(name)
     return applied

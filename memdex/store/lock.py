@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memdex.errors import DatabaseError, MemdexError
-from memdex.store.db import utcnow
+from memdex.utils import utc_stamp
 
 
 def lock_path(db_path: Path) -> Path:
@@ -58,7 +58,7 @@ class WriterLock:
             os.close(fd)
             raise WriterBusy(self.db_path, holder(self.db_path) or {}) from None
         os.ftruncate(fd, 0)
-        os.write(fd, json.dumps({"role": self.role, "pid": os.getpid(), "since": utcnow()}).encode())
+        os.write(fd, json.dumps({"role": self.role, "pid": os.getpid(), "since": utc_stamp()}).encode())
         self.fd = fd
 
     def release(self) -> None:

@@ -21,6 +21,7 @@ from memdex.errors import MemdexError
 from memdex.ingest.pipeline import Progress, index_known_roots, index_paths
 from memdex.store import db
 from memdex.store.lock import WriterBusy, WriterLock, holder
+from memdex.utils import atomic_write
 
 POLL_SECONDS = 0.1
 
@@ -34,9 +35,7 @@ def submit(db_path: Path, request: dict[str, Any]) -> Path:
     folder = requests_dir(db_path)
     folder.mkdir(parents=True, exist_ok=True)
     name = f"{time.time():.6f}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    tmp = folder / f"{name}.tmp"
-    tmp.write_text(json.dumps(request))
-    tmp.rename(folder / f"{name}.json")  # atomic: the watcher never reads half a request
+    atomic_write(folder / f"{name}.json", json.dumps(request))  # the watcher never reads half of one
     return folder / f"{name}.done.json"
 
 
@@ -74,9 +73,7 @@ def serve(conn: sqlite3.Connection, request_path: Path, on_roots: Callable[[list
         result: dict[str, Any] = {"report": report}
     except (MemdexError, OSError, ValueError, KeyError) as exc:
         result = {"error": str(exc)}
-    tmp = answer.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result, default=str))
-    tmp.rename(answer)
+    atomic_write(answer, json.dumps(result, default=str))
     request_path.unlink(missing_ok=True)
 
 

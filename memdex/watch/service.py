@@ -28,6 +28,7 @@ from memdex.errors import MemdexError
 from memdex.ingest.pipeline import IndexReport, index_changes, index_known_roots, index_paths
 from memdex.store import db
 from memdex.store.lock import WriterLock
+from memdex.utils import atomic_write, utc_stamp
 from memdex.watch import handoff
 from memdex.watch.events import Watcher
 
@@ -75,7 +76,7 @@ class WatchService:
         self.state: dict[str, Any] = {
             "pid": os.getpid(),
             "db": str(db_path),
-            "started_at": db.utcnow(),
+            "started_at": utc_stamp(),
             "last_event_at": None,
             "queue": 0,
             "last_batch": None,
@@ -118,7 +119,7 @@ class WatchService:
             watcher.stop()
             if conn is not None:
                 conn.close()
-            self.state["stopped_at"] = db.utcnow()
+            self.state["stopped_at"] = utc_stamp()
             self._save()
             lock.release()
             log.info("stopped")
@@ -148,7 +149,7 @@ class WatchService:
         with self._cond:
             self._pending |= paths
             self._first_seen = min(self._first_seen or first_seen, first_seen)
-            self.state["last_event_at"] = _iso(time.time())
+            self.state["last_event_at"] = utc_stamp(time.time())
             self._cond.notify()
 
     def _take(self, timeout: float) -> tuple[set[str], float | None]:
@@ -169,7 +170,7 @@ class WatchService:
             return
         lag = time.time() - first_seen if first_seen else 0.0
         self.state["last_batch"] = {
-            "at": db.utcnow(),
+            "at": utc_stamp(),
             "paths": len(batch),
             **_counts(report),
             "seconds": report.seconds,
@@ -187,7 +188,7 @@ class WatchService:
         except Exception as exc:  # the daemon's boundary
             self._failed("catch-up failed", exc)
             return
-        self.state["catch_up"] = {"at": db.utcnow(), **_counts(report), "seconds": report.seconds}
+        self.state["catch_up"] = {"at": utc_stamp(), **_counts(report), "seconds": report.seconds}
         log.info("caught up: %s", _summary(report))
         for skipped in report.skipped:
             log.warning("skipped %s: %s", skipped.path, skipped.reason)
@@ -249,19 +250,17 @@ class WatchService:
     # -- status ----------------------------------------------------------------------------
     def _error(self, message: str) -> None:
         log.error(message)
-        self.state["errors"] = [*self.state["errors"], {"at": db.utcnow(), "message": message}][-MAX_ERRORS:]
+        self.state["errors"] = [*self.state["errors"], {"at": utc_stamp(), "message": message}][-MAX_ERRORS:]
 
     def _save(self) -> None:
         with self._cond:
             self.state["queue"] = len(self._pending)
             lag = time.time() - self._first_seen if self._first_seen else 0.0
         self.state["lag_s"] = round(lag, 3)
-        self.state["heartbeat_at"] = db.utcnow()
+        self.state["heartbeat_at"] = utc_stamp()
         path = state_path(self.db_path)
-        tmp = path.with_name(path.name + ".tmp")
         try:
-            tmp.write_text(json.dumps(self.state, indent=1, default=str))
-            tmp.replace(path)
+            atomic_write(path, json.dumps(self.state, indent=1, default=str))
         except OSError as exc:  # a full disk must not stop the watcher; status will look stale
             log.warning("cannot write %s: %s", path, exc)
 
@@ -282,10 +281,6 @@ def _summary(report: IndexReport) -> str:
         f"{report.seen} files: {c['added']} added, {c['updated']} updated, {c['removed']} removed, "
         f"{c['unchanged']} unchanged, {c['skipped']} skipped in {report.seconds:.2f} s"
     )
-
-
-def _iso(ts: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
 def run(service: WatchService) -> int:

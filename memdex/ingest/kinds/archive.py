@@ -19,8 +19,8 @@ from typing import Any
 from memdex.errors import IngestError
 from memdex.ingest.base import MB, SourceFile, SourceKind
 from memdex.ingest.chat import Message, signals
-from memdex.ingest.markdown import as_date
 from memdex.models import Chunk, Document, ParsedFile
+from memdex.utils import as_date
 
 COLUMNS = {
     "chat_index": {

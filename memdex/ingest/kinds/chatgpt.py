@@ -10,14 +10,13 @@ messages, custom instructions and the model's "thoughts" are not. A record with 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from memdex.errors import IngestError
 from memdex.ingest.base import SourceFile
 from memdex.ingest.chat import ChatKind, Conversation, Message, first_words, to_document
-from memdex.ingest.markdown import as_date
 from memdex.models import ParsedFile
+from memdex.utils import as_date
 
 SKIPPED_CONTENT = {"thoughts", "reasoning_recap", "user_editable_context", "model_editable_context"}
 
@@ -28,7 +27,7 @@ class ChatGPTKind(ChatKind):
     markers = (b'"mapping"',)
 
     def parse(self, source: SourceFile) -> ParsedFile:
-        records = load_json(source)
+        records = source.json()
         if isinstance(records, dict):
             records = records.get("conversations", [records])
         if not isinstance(records, list):
@@ -43,15 +42,6 @@ class ChatGPTKind(ChatKind):
                 continue
             parsed.documents.append(to_document(conversation, source, self.name))
         return parsed
-
-
-def load_json(source: SourceFile) -> Any:
-    try:
-        return json.loads(source.text())
-    except json.JSONDecodeError as exc:
-        raise IngestError(f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-    except RecursionError:  # arrays or objects nested thousands deep: no export is built so
-        raise IngestError("not a chat export: its JSON is nested too deeply to read") from None
 
 
 def _label(record: Any, position: int) -> str:

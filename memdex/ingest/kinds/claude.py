@@ -16,9 +16,8 @@ from typing import Any
 from memdex.errors import IngestError
 from memdex.ingest.base import SourceFile
 from memdex.ingest.chat import ChatKind, Conversation, Message, first_words, to_document
-from memdex.ingest.kinds.chatgpt import load_json
-from memdex.ingest.markdown import as_date
 from memdex.models import ParsedFile
+from memdex.utils import as_date
 
 ROOT_PARENT = "00000000-0000-4000-8000-000000000000"
 ROLES = {"human": "user", "user": "user", "assistant": "assistant"}
@@ -30,7 +29,7 @@ class ClaudeKind(ChatKind):
     markers = (b'"chat_messages"',)
 
     def parse(self, source: SourceFile) -> ParsedFile:
-        data = load_json(source)
+        data = source.json()
         records = data if isinstance(data, list) else [data]
         parsed = ParsedFile(kind=self.name)
         for position, record in enumerate(records, 1):

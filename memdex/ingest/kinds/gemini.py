@@ -18,9 +18,8 @@ from typing import Any
 from memdex.errors import IngestError
 from memdex.ingest.base import SourceFile
 from memdex.ingest.chat import ChatKind, Conversation, Message, first_words, to_document
-from memdex.ingest.kinds.chatgpt import load_json
-from memdex.ingest.markdown import as_date
 from memdex.models import ParsedFile
+from memdex.utils import as_date, utc_stamp
 
 SESSION_GAP_SECONDS = 30 * 60
 _PROMPT = re.compile(r"^(?:Prompted|[^:]{1,40}:)\s*(?P<prompt>.+)$", re.S)
@@ -33,7 +32,7 @@ class GeminiKind(ChatKind):
     markers = (b'"Gemini',)
 
     def parse(self, source: SourceFile) -> ParsedFile:
-        records = load_json(source)
+        records = source.json()
         if not isinstance(records, list):
             raise IngestError("expected a list of activity records (a Takeout MyActivity.json)")
         parsed = ParsedFile(kind=self.name)
@@ -90,18 +89,18 @@ def sessions(turns: list[tuple[datetime, str, str]]) -> list[Conversation]:
 def _conversation(turns: list[tuple[datetime, str, str]]) -> Conversation:
     messages: list[Message] = []
     for moment, prompt, response in turns:
-        stamp = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+        stamp = utc_stamp(moment)
         messages.append(Message("user", prompt, stamp))
         if response.strip():
             messages.append(Message("assistant", response, stamp))
-    start = turns[0][0].strftime("%Y-%m-%dT%H:%M:%SZ")
+    start = utc_stamp(turns[0][0])
     return Conversation(
         id=f"gemini-{start}",
         title=first_words(turns[0][1]),
         platform="gemini",
         messages=messages,
         created=start,
-        updated=turns[-1][0].strftime("%Y-%m-%dT%H:%M:%SZ"),
+        updated=utc_stamp(turns[-1][0]),
     )
 
 
