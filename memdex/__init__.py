@@ -19,7 +19,8 @@ _API = {
     "open_index": ("memdex.store.db", "connect"),
     "index_paths": ("memdex.ingest.pipeline", "index_paths"),
     "search": ("memdex.query.cascade", "search"),
-    "Filters": ("memdex.query.cascade", "Filters"),
+    "Filters": ("memdex.query.request", "Filters"),
+    "SearchRequest": ("memdex.query.request", "SearchRequest"),
     "MemdexError": ("memdex.errors", "MemdexError"),
 }
 

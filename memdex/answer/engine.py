@@ -23,7 +23,7 @@ from memdex.answer.extractive import extract
 from memdex.answer.passages import DEFAULT_BUDGET, Source, pack
 from memdex.answer.prompts import ANSWER_SYSTEM, ANSWER_TOOL, answer_prompt
 from memdex.answer.refine import MAX_ROUNDS, Refinement, claude_proposer, refine
-from memdex.query.cascade import Filters
+from memdex.query.request import SearchRequest, as_request
 from memdex.query.terms import parse_query
 
 # Answers rank chunks, not documents: the passage a question is about, with its conversation
@@ -81,25 +81,26 @@ class Answer:
 
 def answer(
     conn: sqlite3.Connection,
-    question: str,
+    request: SearchRequest | str,
     *,
-    limit: int = 10,
-    max_tokens: int | None = None,
-    use_synonyms: bool = True,
-    filters: Filters | None = None,
     rounds: int = MAX_ROUNDS,
     use_llm: bool = True,
     llm_refine: bool = False,
     settings: Settings | None = None,
-    full_text: bool = False,
+    **options: Any,
 ) -> Answer:
     """Answer ``question`` from the index, with citations.
 
-    :param max_tokens: budget of source text sent to the model (estimated tokens)
+    The request's query is the question; its ``limit`` caps the sources and its
+    ``max_tokens`` is the budget of source text sent to the model (estimated tokens).
+
     :param use_llm: False answers extractively without looking for a key
     :param llm_refine: Claude proposes each next round's search terms
-    :param full_text: include the text of every passage sent in ``to_dict()``
+    With ``full_text``, ``to_dict()`` includes the text of every passage sent.
     """
+    request = as_request(request, options)
+    question, limit, max_tokens = request.query, request.limit, request.max_tokens
+    full_text = request.full_text
     timeline = modes.is_timeline(question)
     text = modes.search_text(question)
     out = Answer(question, "", [], [], [], "extractive", None, timeline=timeline, full_text=full_text)
@@ -118,11 +119,7 @@ def answer(
         out.caveats.append(f"--llm-refine had no model to ask ({reason}); memdex refined on its own")
     out.refinement = refine(
         conn,
-        question,
-        limit=limit * CHUNKS_PER_SOURCE,
-        granularity="chunk",
-        use_synonyms=use_synonyms,
-        filters=filters,
+        request.but(limit=limit * CHUNKS_PER_SOURCE, granularity="chunk", max_tokens=None, full_text=False),
         max_rounds=rounds,
         proposer=claude_proposer(claude) if llm_refine and claude is not None else None,
         search_text=text,

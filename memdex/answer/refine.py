@@ -19,7 +19,6 @@ they ranked first. Every round's findings, coverage and suggestions are kept for
 from __future__ import annotations
 
 import json
-import math
 import sqlite3
 from collections import Counter
 from collections.abc import Callable
@@ -27,7 +26,9 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from memdex.models import Hit, SearchResult
-from memdex.query.cascade import Filters, search
+from memdex.query import ranking
+from memdex.query.cascade import search
+from memdex.query.request import Filters, SearchRequest, as_request
 from memdex.query.stem import fold, stem, words
 from memdex.query.terms import STOPWORDS, is_date_word, parse_query
 from memdex.store import db
@@ -43,9 +44,6 @@ MIN_NEW = 2
 MAX_OVERLAP = 0.9
 TERMS_PER_ROUND = 3
 SUGGEST_FROM = 5  # a round's best results that suggest the next round's terms
-# Reciprocal-rank fusion of the rounds: score = sum of weight / (RRF_K + rank).
-RRF_K = 10
-LATER_ROUND_WEIGHT = 0.5
 
 # (question, findings of the round just run, memdex's own suggestions) -> terms; raises
 # memdex.llm.Unavailable when it cannot
@@ -135,17 +133,12 @@ class Refinement:
 
 def refine(
     conn: sqlite3.Connection,
-    question: str,
+    request: SearchRequest | str,
     *,
-    limit: int = 10,
-    granularity: str = "doc",
-    max_tokens: int | None = None,
-    use_synonyms: bool = True,
-    filters: Filters | None = None,
-    full_text: bool = False,
     max_rounds: int = MAX_ROUNDS,
     proposer: Proposer | None = None,
     search_text: str | None = None,
+    **options: Any,
 ) -> Refinement:
     """Search for ``question`` in up to ``max_rounds`` rounds, each refined from the last.
 
@@ -157,19 +150,15 @@ def refine(
     """
     from memdex.answer.claude import Unavailable
 
+    request = as_request(request, options)
+    question, limit, filters = request.query, request.limit, request.filters
     base = search_text or question
-    options = {
-        "granularity": granularity,
-        "use_synonyms": use_synonyms,
-        "filters": filters,
-        "full_text": full_text,
-    }
     rounds: list[Round] = []
     used: set[str] = {stem(fold(w)) for w in words(base)}
     query, proposed_by, note = base, "question", ""
     stopped = f"{max_rounds} round{'s' if max_rounds != 1 else ''}"
     for number in range(1, max_rounds + 1):
-        result = search(conn, query, limit=limit, **options)  # type: ignore[arg-type]
+        result = search(conn, request.but(query=query, max_tokens=None))
         current = Round(number, query, result, proposed_by=proposed_by, note=note)
         current.evaluate(conn, rounds, filters)
         rounds.append(current)
@@ -193,7 +182,7 @@ def refine(
         used |= {stem(fold(w)) for t in proposed for w in words(t)}
         # The new words go first: a question at the term limit would otherwise cut them off.
         query = f"{' '.join(proposed)} {base}"
-    fused = _fuse(rounds, limit, max_tokens)
+    fused = _fuse(rounds, limit, request.max_tokens)
     return Refinement(question, rounds, stopped, fused)
 
 
@@ -266,15 +255,9 @@ def _terms(conn: sqlite3.Connection, result: SearchResult, docs: list[dict[str, 
         counts.update(stems)
     if not counts:
         return []
-    rows = conn.execute(db.query("term_frequencies"), {"terms": json.dumps(sorted(counts))}).fetchall()
-    total = next((r[1] for r in rows if r[0] == ""), 0) or 1
-    df = {r[0]: r[1] for r in rows if r[0]}
+    idf = ranking.index_idf(conn, list(counts))
     minimum = 2 if len(docs) >= 3 else 1  # one result's words alone would drift the next round
-    score = {
-        s: n * math.log(1 + (total - df.get(s, 0) + 0.5) / (df.get(s, 0) + 0.5))
-        for s, n in counts.items()
-        if n >= minimum and df.get(s, 0) > 0
-    }
+    score = {s: n * idf[s] for s, n in counts.items() if n >= minimum and s in idf}
     return [shown[s] for s in sorted(score, key=lambda s: (-score[s], s))][:8]
 
 
@@ -300,10 +283,9 @@ def _fuse(rounds: list[Round], limit: int, max_tokens: int | None) -> SearchResu
     score: dict[tuple[int, int | None], float] = {}
     hit_of: dict[tuple[int, int | None], Hit] = {}
     for r in rounds:
-        weight = 1.0 if r.number == 1 else LATER_ROUND_WEIGHT
         for rank, h in enumerate(r.result.hits):
             key = (h.id, h.chunk_id)
-            score[key] = score.get(key, 0.0) + weight / (RRF_K + rank + 1)
+            score[key] = score.get(key, 0.0) + ranking.fuse_rounds(rank, later=r.number > 1)
             hit_of.setdefault(key, h)
     ordered = sorted(score, key=lambda k: -score[k])
     hits: list[Hit] = []

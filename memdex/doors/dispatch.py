@@ -18,7 +18,8 @@ from memdex.answer.refine import Refinement, refine
 from memdex.doors.render import answer_text, search_text
 from memdex.errors import InvalidParameter
 from memdex.models import SearchResult
-from memdex.query.cascade import Filters, search
+from memdex.query.cascade import search
+from memdex.query.request import SearchRequest, as_request
 
 RETRIEVE_ALL = 10**9  # search mode retrieves every result shown; its budget is --max-tokens
 
@@ -49,71 +50,36 @@ class Outcome:
 
 def run(
     conn: sqlite3.Connection,
-    query: str,
+    request: SearchRequest | str,
     *,
     mode: str = "search",
-    limit: int = 10,
-    granularity: str = "doc",
-    max_tokens: int | None = None,
-    use_synonyms: bool = True,
-    raw: bool = False,
-    filters: Filters | None = None,
-    full_text: bool = False,
     rounds: int | None = None,
     use_llm: bool = True,
     llm_refine: bool = False,
     settings: Settings | None = None,
+    **options: Any,
 ) -> Outcome:
-    """Search or answer ``query``; ``mode`` is search, answer or auto (from the wording).
+    """Search or answer a request; ``mode`` is search, answer or auto (from the wording).
 
     :param rounds: refinement rounds; default 3 in answer mode, 1 (no refinement) in search mode
     """
+    request = as_request(request, options)
+    query = request.query
     chosen = modes.resolve(mode, query)
     if chosen == "answer":
-        if raw:
+        if request.raw:
             raise InvalidParameter("--raw is for search mode: an answer searches the question's own words.")
         result = answer(
-            conn,
-            query,
-            limit=limit,
-            max_tokens=max_tokens,
-            use_synonyms=use_synonyms,
-            filters=filters,
-            rounds=rounds or 3,
-            use_llm=use_llm,
-            llm_refine=llm_refine,
-            settings=settings,
-            full_text=full_text,
+            conn, request, rounds=rounds or 3, use_llm=use_llm, llm_refine=llm_refine, settings=settings
         )
         if result.refinement is None:  # nothing to search for: an empty result says so
-            empty = search(conn, "", limit=limit, filters=filters)
+            empty = search(conn, request.but(query="", max_tokens=None, full_text=False))
             return Outcome(query, "answer", empty, None, result)
         return Outcome(query, "answer", result.refinement.result, result.refinement, result)
-    if (rounds or 1) > 1 and not raw:
-        ref = refine(
-            conn,
-            query,
-            limit=limit,
-            granularity=granularity,
-            max_tokens=max_tokens,
-            use_synonyms=use_synonyms,
-            filters=filters,
-            full_text=full_text,
-            max_rounds=rounds or 1,
-        )
+    if (rounds or 1) > 1 and not request.raw:
+        ref = refine(conn, request, max_rounds=rounds or 1)
         return Outcome(query, "search", ref.result, ref)
-    found = search(
-        conn,
-        query,
-        limit=limit,
-        granularity=granularity,
-        max_tokens=max_tokens,
-        use_synonyms=use_synonyms,
-        raw=raw,
-        filters=filters,
-        full_text=full_text,
-    )
-    return Outcome(query, "search", found)
+    return Outcome(query, "search", search(conn, request))
 
 
 def deliver(

@@ -133,16 +133,16 @@ class Tools:
 
         def work(conn: sqlite3.Connection) -> dict[str, Any]:
             from memdex.doors.dispatch import deliver, run
+            from memdex.query.request import SearchRequest
 
-            outcome = run(
-                conn,
+            request = SearchRequest(
                 query,
-                mode=mode,
                 limit=max_results,
                 granularity=granularity,
                 max_tokens=max_tokens,
                 use_synonyms=use_synonyms,
             )
+            outcome = run(conn, request, mode=mode)
             deliver(
                 conn,
                 outcome,

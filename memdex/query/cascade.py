@@ -16,37 +16,28 @@ all-terms passes come first, by layer; each carries the layer that first found i
 
 from __future__ import annotations
 
-import json
-import re
 import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
-from memdex.errors import InvalidParameter, QuerySyntaxError
+from memdex.errors import QuerySyntaxError
 from memdex.models import Hit, LayerRun, SearchResult
 from memdex.query import synonyms
-from memdex.query.ranking import LAYER_NAMES, SYNONYM_WEIGHT
-from memdex.query.results import best_chunks, build_hits
+from memdex.query.ranking import (
+    BODY_WEIGHT,
+    CHUNK_CONTEXT_WEIGHT,
+    LAYER_NAMES,
+    SYNONYM_WEIGHT,
+    TOPIC_WEIGHT,
+    bm25_params,
+)
+from memdex.query.request import Filters, SearchRequest, as_request
+from memdex.query.results import Candidate, best_chunks, build_hits
 from memdex.query.terms import ParsedQuery, Term, all_of, any_of, parse_query
 from memdex.store import db
 
-# The any-term pass adds the topics score to the content score. Topic fields are short, so
-# their raw bm25 runs large and, at weight 0.5, swamped the content score: Serena dev
-# recall@10 0.807 -> 0.836 and SciFact nDCG@10 0.658 -> 0.699 going from 0.5 to 0.1
-# (scripts/eval.py). Layers 1-2 still put documents matching all terms in topics first.
-TOPIC_WEIGHT = 0.1
-# Half of a document's score in that pass is plain bm25 over its whole text, which counts
-# words spread across sections together: Serena recall@10 0.822 -> 0.841 and MRR
-# 0.740 -> 0.776 (plain FTS5 over whole files: 0.802 / 0.743); SciFact unchanged.
-BODY_WEIGHT = 0.5
-# At chunk granularity a chunk's score also counts how well its whole document matches, so a
-# passage from the conversation the question is about outranks an echo from another one:
-# chat questions with their gold turns inside a 2,000-token answer, dev split, 0.75 -> 0.80
-# (scripts/eval.py --set chats); flat from 1.0 to 3.0.
-CHUNK_CONTEXT_WEIGHT = 1.0
 # The any-term pass leaves out a term found in at least this share of all passages (and in
 # COMMON_MIN_ROWS of them), when some rarer term is left to search for. BM25 gives such a term
 # little weight, but scoring it means reading its whole posting list, in every layer: at
@@ -54,89 +45,23 @@ CHUNK_CONTEXT_WEIGHT = 1.0
 # Indexes of fewer passages than COMMON_MIN_ROWS are never pruned (SciFact, Serena: unchanged).
 COMMON_SHARE = 0.05
 COMMON_MIN_ROWS = 10_000
-GRANULARITIES = ("doc", "chunk")
-MAX_RAW_CHARS = 2000
-_DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2}([T ][0-9:.]+Z?)?)?)?$")
+
+__all__ = ["Filters", "SearchRequest", "search", "snapshot"]
 
 
-@dataclass
-class Filters:
-    "Restrict a search. Empty fields do not filter."
+def search(conn: sqlite3.Connection, request: SearchRequest | str, **options: Any) -> SearchResult:
+    """Run the cascade for a request and return ranked hits.
 
-    kinds: list[str] = field(default_factory=list)
-    namespace: str | None = None
-    type: str | None = None
-    scope: str | None = None
-    platform: str | None = None
-    tags: list[str] = field(default_factory=list)
-    since: str | None = None
-    until: str | None = None
-
-    def params(self, parsed: ParsedQuery | None = None) -> dict[str, Any]:
-        for name in ("since", "until"):
-            value = getattr(self, name)
-            if value is not None and not _DATE.match(value):
-                raise InvalidParameter(f"--{name} {value!r} is not a date: use YYYY, YYYY-MM or YYYY-MM-DD.")
-        return {
-            "kinds": json.dumps(self.kinds) if self.kinds else None,
-            "namespace": self.namespace,
-            "type": self.type,
-            "scope": self.scope,
-            "platform": self.platform,
-            "tags": json.dumps(self.tags) if self.tags else None,
-            "since": self.since,
-            "until": self.until,
-            "years": json.dumps(parsed.years) if parsed and parsed.years else None,
-            "months": json.dumps(parsed.months) if parsed and parsed.months else None,
-        }
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v not in (None, [])}
-
-
-@dataclass
-class _Candidate:
-    document_id: int
-    tier: int  # 1-4: all terms matched in that layer; 5: some terms, any-term pass
-    layer: int
-    score: float  # higher is better; comparable within one tier
-    chunks: dict[int, float] = field(default_factory=dict)  # chunk id -> score
-
-
-def search(
-    conn: sqlite3.Connection,
-    query: str,
-    *,
-    limit: int = 10,
-    granularity: str = "doc",
-    max_tokens: int | None = None,
-    use_synonyms: bool = True,
-    raw: bool = False,
-    filters: Filters | None = None,
-    full_text: bool = False,
-) -> SearchResult:
-    """Run the cascade for ``query`` and return ranked hits.
-
-    :param granularity: ``doc`` (one hit per document) or ``chunk`` (one per matching chunk)
-    :param max_tokens: stop adding hits before their estimated tokens would pass this budget
-    :param raw: treat ``query`` as an FTS5 expression (layers 1 and 3 only, no synonyms)
-    :param full_text: include each hit's text (the chunk, or the whole document)
+    ``request`` is a :class:`SearchRequest`, or the query text with the request's fields as
+    keywords: ``search(conn, "deploy keys", limit=5)``.
     """
+    request = as_request(request, options)
     # Text that cannot be encoded (lone surrogates from undecodable arguments) must not reach
     # SQLite as an exception: the odd characters become "?".
-    query = query.encode("utf-8", "replace").decode("utf-8")
-    if raw and len(query) > MAX_RAW_CHARS:
-        raise QuerySyntaxError(
-            f"A raw FTS5 query may be at most {MAX_RAW_CHARS:,} characters (this one is {len(query):,}); "
-            "FTS5's cost grows with its square. Shorten it, or drop --raw."
-        )
-    if granularity not in GRANULARITIES:
-        raise InvalidParameter(f"granularity must be doc or chunk, not {granularity!r}.")
-    if limit < 1:
-        raise InvalidParameter(f"limit must be 1 or more, not {limit}.")
-    filters = filters or Filters()
+    request = request.but(query=request.query.encode("utf-8", "replace").decode("utf-8"))
+    request.check()
     with snapshot(conn):
-        return _search(conn, query, limit, granularity, max_tokens, use_synonyms, raw, filters, full_text)
+        return _search(conn, request)
 
 
 @contextmanager
@@ -153,19 +78,10 @@ def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
         conn.execute("ROLLBACK")  # nothing was written; ends the read
 
 
-def _search(
-    conn: sqlite3.Connection,
-    query: str,
-    limit: int,
-    granularity: str,
-    max_tokens: int | None,
-    use_synonyms: bool,
-    raw: bool,
-    filters: Filters,
-    full_text: bool,
-) -> SearchResult:
+def _search(conn: sqlite3.Connection, request: SearchRequest) -> SearchResult:
+    query, raw, filters = request.query, request.raw, request.filters
     parsed = parse_query(query, date_words=not raw)
-    run = _Cascade(conn, parsed, filters, limit, granularity, use_synonyms)
+    run = _Cascade(conn, parsed, request)
     if raw:
         run.raw(query)
     elif parsed.key_terms:
@@ -174,12 +90,12 @@ def _search(
             # No document is dated that way: the date words may be plain words after all.
             note = f"nothing dated {' '.join(parsed.date_words)}; searched those words as text"
             parsed = parse_query(query, date_words=False)
-            run = _Cascade(conn, parsed, filters, limit, granularity, use_synonyms)
+            run = _Cascade(conn, parsed, request)
             run.notes.append(note)
             run.run()
     else:
         run.notes.append("the query has no words to search for")
-    hits, truncated = run.hits(max_tokens, full_text)
+    hits, truncated = run.hits()
     if not hits and filters.kinds:
         present = [r[0] for r in conn.execute(db.query("kinds_present"))]
         unknown = [k for k in filters.kinds if k not in present]
@@ -190,7 +106,7 @@ def _search(
     return SearchResult(
         query=query,
         terms=[t.text for t in run.terms],
-        granularity=granularity,
+        granularity=request.granularity,
         found=run.found(),
         found_is_total=run.exhaustive,
         hits=hits,
@@ -211,25 +127,20 @@ def _date_filters(parsed: ParsedQuery) -> dict[str, Any]:
 
 
 class _Cascade:
-    def __init__(
-        self,
-        conn: sqlite3.Connection,
-        parsed: ParsedQuery,
-        filters: Filters,
-        limit: int,
-        granularity: str,
-        use_synonyms: bool,
-    ) -> None:
+    "One run of the layers for one request: candidates found so far, and what each layer did."
+
+    def __init__(self, conn: sqlite3.Connection, parsed: ParsedQuery, request: SearchRequest) -> None:
         self.conn = conn
         self.parsed = parsed
-        self.limit = limit
-        self.granularity = granularity
-        self.params = filters.params(parsed)
+        self.request = request
+        self.limit = request.limit
+        self.granularity = request.granularity
+        self.params = {**request.filters.params(parsed.years, parsed.months), **bm25_params()}
         self.terms: list[Term] = list(parsed.key_terms)
-        if use_synonyms and self.terms:
+        if request.use_synonyms and self.terms:
             self.terms = synonyms.expand(conn, self.terms)
-        self.candidates: dict[int, _Candidate] = {}
-        self.chunk_hits: dict[int, _Candidate] = {}  # chunk granularity: chunk id -> candidate
+        self.candidates: dict[int, Candidate] = {}
+        self.chunk_hits: dict[int, Candidate] = {}  # chunk granularity: chunk id -> candidate
         self.layers: list[LayerRun] = []
         self.notes: list[str] = []
         # True while every match has been collected: no layer was cut by its row limit, and the
@@ -333,19 +244,19 @@ class _Cascade:
             if doc not in self.candidates:
                 by_chunk = best_content.get(doc, 0.0) + topic_score.get(doc, 0.0)
                 fused = (1 - BODY_WEIGHT) * by_chunk + BODY_WEIGHT * body_score.get(doc, 0.0)
-                self.candidates[doc] = _Candidate(doc, 5, layer, fused)
+                self.candidates[doc] = Candidate(doc, 5, layer, fused)
                 (runs[layer] if layer in runs else body_run).new += 1
         for cid, score in chunk_score.items():
             doc = chunk_doc[cid]
             self.candidates[doc].chunks.setdefault(cid, score)
             if self.granularity == "chunk" and cid not in self.chunk_hits:
                 context = topic_score.get(doc, 0.0) + CHUNK_CONTEXT_WEIGHT * body_score.get(doc, 0.0)
-                self.chunk_hits[cid] = _Candidate(doc, 5, first_layer[doc], score + context, {cid: score})
+                self.chunk_hits[cid] = Candidate(doc, 5, first_layer[doc], score + context, {cid: score})
         if self.granularity == "chunk":
             topic_only = [d for d in topic_score if d not in best_content and self.candidates[d].tier == 5]
             for doc, cid in best_chunks(self.conn, topic_only, self.terms).items():
                 if cid not in self.chunk_hits:
-                    self.chunk_hits[cid] = _Candidate(doc, 5, first_layer[doc], topic_score[doc], {cid: 0.0})
+                    self.chunk_hits[cid] = Candidate(doc, 5, first_layer[doc], topic_score[doc], {cid: 0.0})
 
     def _too_common(self, terms: list[Term]) -> set[str]:
         "Phrases of the terms in at least COMMON_SHARE of all passages (see COMMON_SHARE)."
@@ -366,13 +277,13 @@ class _Cascade:
             doc, score = r["document_id"], -r["score"] * weight
             cand = self.candidates.get(doc)
             if cand is None:
-                cand = self.candidates[doc] = _Candidate(doc, tier, layer, score)
+                cand = self.candidates[doc] = Candidate(doc, tier, layer, score)
                 new += 1
             if layer >= 3:
                 cid = r["chunk_id"]
                 cand.chunks.setdefault(cid, score)
                 if self.granularity == "chunk" and cid not in self.chunk_hits:
-                    self.chunk_hits[cid] = _Candidate(doc, tier, layer, score, {cid: score})
+                    self.chunk_hits[cid] = Candidate(doc, tier, layer, score, {cid: score})
         if self.granularity == "chunk" and layer <= 2:
             self._topic_chunks(rows, tier, layer)
         self.layers[-1].new = new
@@ -384,7 +295,7 @@ class _Cascade:
         for r in rows:
             cid = best.get(r["document_id"])
             if cid is not None and cid not in self.chunk_hits:
-                self.chunk_hits[cid] = _Candidate(
+                self.chunk_hits[cid] = Candidate(
                     r["document_id"], tier, layer, -r["score"], {cid: -r["score"]}
                 )
 
@@ -395,7 +306,7 @@ class _Cascade:
         user's QuerySyntaxError and any other database error stays a real error.
         """
         self.terms = []  # an FTS5 expression has operators, not terms to explain
-        problems = {layer: _fts5_problem(layer, expression) for layer in (1, 3)}
+        problems = {layer: _fts5_problem(self.conn, layer, expression) for layer in (1, 3)}
         if all(problems.values()):
             raise QuerySyntaxError(
                 f"Invalid FTS5 query {expression!r}: {problems[3]}. Drop --raw to search the words "
@@ -416,23 +327,33 @@ class _Cascade:
         return len(self.chunk_hits if self.granularity == "chunk" else self.candidates)
 
     # -- turning candidates into hits ---------------------------------------------------
-    def ranked(self) -> list[_Candidate]:
+    def ranked(self) -> list[Candidate]:
         pool = self.chunk_hits if self.granularity == "chunk" else self.candidates
         return sorted(pool.values(), key=lambda c: (c.tier, -c.score))
 
-    def hits(self, max_tokens: int | None, full_text: bool) -> tuple[list[Hit], bool]:
-        return build_hits(self.conn, self, max_tokens, full_text)
+    def hits(self) -> tuple[list[Hit], bool]:
+        r = self.request
+        ranked = self.ranked()[: self.limit]
+        return build_hits(self.conn, ranked, self.terms, r.granularity, r.max_tokens, r.full_text)
 
 
-_SHAPES = {1: "title, description, tags, topics", 3: "heading, text"}
+_LAYER_TABLES = {1: "documents_fts", 3: "chunks_fts"}
+_CHECK_MATCH = {
+    1: "SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?",
+    3: "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?",
+}
 
 
-def _fts5_problem(layer: int, expression: str) -> str | None:
-    "Why FTS5 rejects this expression for a layer's table, or None if it accepts it."
+def _fts5_problem(conn: sqlite3.Connection, layer: int, expression: str) -> str | None:
+    """Why FTS5 rejects this expression for a layer's table, or None if it accepts it.
+
+    Tried on an empty table declared exactly as the index declares its own (same columns,
+    same tokenizer), so only the expression can be at fault."""
+    declaration = conn.execute(db.query("fts_declaration"), {"name": _LAYER_TABLES[layer]}).fetchone()[0]
     check = sqlite3.connect(":memory:")
     try:
-        check.execute(f"CREATE VIRTUAL TABLE t USING fts5({_SHAPES[layer]}, tokenize='porter unicode61')")
-        check.execute("SELECT rowid FROM t WHERE t MATCH ?", (expression,)).fetchall()
+        check.execute(declaration)
+        check.execute(_CHECK_MATCH[layer], (expression,)).fetchall()
     except sqlite3.OperationalError as exc:
         return str(exc)
     finally:

@@ -12,11 +12,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from memdex.query.ranking import LAYER_NAMES, SYNONYM_WEIGHT
+from memdex.query.ranking import LAYER_NAMES, SYNONYM_COVERAGE, SYNONYM_WEIGHT
 from memdex.query.stem import WORD, fold, prefix, stem, stems_among, words
 from memdex.query.terms import Term
 
-SYNONYM_COVERAGE = 0.8  # a term found only through a synonym counts this much of a match
 SNIPPET_WORDS = 32
 MARK_OPEN, MARK_CLOSE = "«", "»"  # not ** : memories are markdown and use it themselves
 

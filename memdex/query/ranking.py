@@ -1,5 +1,21 @@
-"""The cascade's four layers: names, and how much a match in each is worth (relevance)."""
+"""Every ranking weight memdex has, and the formulas that use them: the one place to change
+how results are ordered.
 
+Each weight says what it measured when it was chosen (``scripts/eval.py``); change one and
+measure again. The BM25 column weights are bound into the named queries in
+``schema/queries/`` as parameters (see :func:`bm25_params`); the Datasette canned queries in
+``schema/datasette/`` repeat them as literals, and a test keeps the two equal.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+
+from memdex.store import db
+
+# -- the cascade's layers -------------------------------------------------------------------
 LAYER_NAMES = {1: "topics", 2: "topics+synonyms", 3: "content", 4: "content+synonyms"}
 
 # relevance = layer weight x share of key terms matched x (0.8 + 0.2 x score / best score).
@@ -7,6 +23,69 @@ LAYER_NAMES = {1: "topics", 2: "topics+synonyms", 3: "content", 4: "content+syno
 # and the query's own words outrank synonyms.
 LAYER_WEIGHT = {1: 1.0, 2: 0.9, 3: 0.85, 4: 0.75}
 
+# -- BM25 column weights (schema/queries/layer_topics.sql, layer_content.sql) ---------------
+# The words a memory is filed under say more about what it is than its summary's words.
+TOPIC_COLUMNS = {"title": 4.0, "description": 1.5, "tags": 2.0, "topics": 2.0}
+# The heading path carries the document's title.
+CONTENT_COLUMNS = {"heading": 2.0, "text": 1.0}
+
+# -- synonyms -------------------------------------------------------------------------------
 # A match through a synonym counts half of a match on the word itself, in ranking and in
 # choosing a document's best chunk.
 SYNONYM_WEIGHT = 0.5
+# In a result's coverage (its share of key terms), a term found only through a synonym
+# counts this much of a match.
+SYNONYM_COVERAGE = 0.8
+
+# -- the any-term pass ----------------------------------------------------------------------
+# The any-term pass adds the topics score to the content score. Topic fields are short, so
+# their raw bm25 runs large and, at weight 0.5, swamped the content score: Serena dev
+# recall@10 0.807 -> 0.836 and SciFact nDCG@10 0.658 -> 0.699 going from 0.5 to 0.1.
+# Layers 1-2 still put documents matching all terms in topics first.
+TOPIC_WEIGHT = 0.1
+# Half of a document's score in that pass is plain bm25 over its whole text, which counts
+# words spread across sections together: Serena recall@10 0.822 -> 0.841 and MRR
+# 0.740 -> 0.776 (plain FTS5 over whole files: 0.802 / 0.743); SciFact unchanged.
+BODY_WEIGHT = 0.5
+# At chunk granularity a chunk's score also counts how well its whole document matches, so a
+# passage from the conversation the question is about outranks an echo from another one:
+# chat questions with their gold turns inside a 2,000-token answer, dev split, 0.75 -> 0.80
+# (scripts/eval.py --set chats); flat from 1.0 to 3.0.
+CHUNK_CONTEXT_WEIGHT = 1.0
+
+# -- refinement (answer mode) ---------------------------------------------------------------
+# Reciprocal-rank fusion of the rounds: score = sum of weight / (RRF_K + rank).
+RRF_K = 10
+LATER_ROUND_WEIGHT = 0.5
+
+
+def bm25_params() -> dict[str, float]:
+    "The column weights as the named parameters the layer queries take (``:w_title``...)."
+    return {f"w_{name}": weight for name, weight in {**TOPIC_COLUMNS, **CONTENT_COLUMNS}.items()}
+
+
+def relevance(layer: int, coverage: float, strength: float) -> float:
+    """A result's relevance, 0-1: its layer's weight x the share of key terms it covers x a
+    little for how its score compares with the best of its tier (``strength``, 0-1)."""
+    return LAYER_WEIGHT[layer] * coverage * (0.8 + 0.2 * max(0.0, min(strength, 1.0)))
+
+
+def idf(total: int, df: int) -> float:
+    "Inverse document frequency as BM25 (and FTS5) compute it: rare words weigh more."
+    return math.log(1 + (total - df + 0.5) / (df + 0.5))
+
+
+def index_idf(conn: sqlite3.Connection, stems: list[str]) -> dict[str, float]:
+    "The index's own idf for each stem it holds (stems it does not hold are left out)."
+    if not stems:
+        return {}
+    rows = conn.execute(db.query("term_frequencies"), {"terms": json.dumps(sorted(stems))}).fetchall()
+    total = next((r[1] for r in rows if r[0] == ""), 0)
+    if not total:
+        return {}
+    return {r[0]: idf(total, r[1]) for r in rows if r[0] and r[1] > 0}
+
+
+def fuse_rounds(rank: int, later: bool) -> float:
+    "A result's share of reciprocal-rank fusion for its ``rank`` (0-based) in one round."
+    return (LATER_ROUND_WEIGHT if later else 1.0) / (RRF_K + rank + 1)

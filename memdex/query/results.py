@@ -7,20 +7,29 @@ document frequencies of the query's stems. The rest is ``explain`` over that tex
 from __future__ import annotations
 
 import json
-import math
 import os
 import sqlite3
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
 from memdex.models import Hit
+from memdex.query import ranking
 from memdex.query.explain import Explainer
-from memdex.query.ranking import LAYER_WEIGHT
 from memdex.query.terms import Term
 from memdex.store import db
 from memdex.utils import Budget
 
-if TYPE_CHECKING:
-    from memdex.query.cascade import _Cascade
+
+@dataclass
+class Candidate:
+    "A document (or, at chunk granularity, a chunk) the cascade found, before it is a Hit."
+
+    document_id: int
+    tier: int  # 1-4: all terms matched in that layer; 5: some terms, any-term pass
+    layer: int
+    score: float  # higher is better; comparable within one tier
+    chunks: dict[int, float] = field(default_factory=dict)  # chunk id -> score
+
 
 MAX_MATCHING_CHUNKS = 50
 
@@ -28,13 +37,7 @@ MAX_MATCHING_CHUNKS = 50
 def explainer_for(conn: sqlite3.Connection, terms: list[Term]) -> Explainer:
     "An Explainer whose word weights are the index's own idf for each stem."
     explainer = Explainer(terms)
-    stems = explainer.all_stems()
-    if stems:
-        rows = conn.execute(db.query("term_frequencies"), {"terms": json.dumps(stems)}).fetchall()
-        total = next((r[1] for r in rows if r[0] == ""), 0)
-        explainer.idf = {
-            r[0]: math.log(1 + (total - r[1] + 0.5) / (r[1] + 0.5)) for r in rows if r[0] and total
-        }
+    explainer.idf = ranking.index_idf(conn, explainer.all_stems())
     return explainer
 
 
@@ -77,12 +80,17 @@ def best_chunks(conn: sqlite3.Connection, doc_ids: list[int], terms: list[Term])
 
 
 def build_hits(
-    conn: sqlite3.Connection, run: _Cascade, max_tokens: int | None, full_text: bool
+    conn: sqlite3.Connection,
+    ranked: list[Candidate],
+    terms: list[Term],
+    granularity: str,
+    max_tokens: int | None,
+    full_text: bool,
 ) -> tuple[list[Hit], bool]:
-    ranked = run.ranked()[: run.limit]
+    "Hits for the ranked candidates, in order, until the token budget would be passed."
     if not ranked:
         return [], False
-    explainer = explainer_for(conn, run.terms)
+    explainer = explainer_for(conn, terms)
     texts = _Texts(conn, list(dict.fromkeys(c.document_id for c in ranked)), explainer)
     hits: list[Hit] = []
     budget = Budget(max_tokens)
@@ -92,7 +100,7 @@ def build_hits(
         own = texts.chunks.get(cand.document_id, [])
         matching = texts.ranked_chunks(cand.document_id)
         best: sqlite3.Row | None
-        if run.granularity == "chunk":
+        if granularity == "chunk":
             best = texts.by_id[next(iter(cand.chunks))]
             scope = [best]
             size, tokens = best["size_bytes"], best["est_tokens"]
@@ -106,7 +114,7 @@ def build_hits(
             cand.layer, cand.tier, texts.topic_tokens(doc), [texts.tokens(c) for c in scope]
         )
         strength = cand.score / top_score[cand.tier] if top_score.get(cand.tier) else 1.0
-        relevance = LAYER_WEIGHT[cand.layer] * coverage * (0.8 + 0.2 * max(0.0, min(strength, 1.0)))
+        relevance = ranking.relevance(cand.layer, coverage, strength)
         hit = Hit(
             id=doc["id"],
             key=doc["key"],
@@ -131,7 +139,7 @@ def build_hits(
         )
         hit.location = location(doc["path"], best)
         hit.chat = chat_facts(doc)
-        if run.granularity == "chunk" and best is not None:
+        if granularity == "chunk" and best is not None:
             hit.chunk_id, hit.heading = best["id"], best["heading"]
             hit.matching_chunks = [_chunk_info(best, explainer.chunk_score(texts.tokens(best)))]
         else:

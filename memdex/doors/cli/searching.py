@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,6 +12,9 @@ from memdex.answer.claude import DEFAULT_MODEL
 from memdex.answer.modes import MODES
 from memdex.doors.cli import Failure, cli, connect, echo_json
 from memdex.errors import MemdexError
+
+if TYPE_CHECKING:
+    from memdex.query.request import SearchRequest
 
 
 def search_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -62,10 +65,11 @@ def search_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
-def filters_from(kw: dict[str, Any]) -> Any:
-    from memdex.query.cascade import Filters
+def request_from(query: str, kw: dict[str, Any]) -> SearchRequest:
+    "The search request the shared options describe."
+    from memdex.query.request import Filters, SearchRequest
 
-    return Filters(
+    filters = Filters(
         kinds=list(kw["kinds"]),
         namespace=kw["namespace"],
         type=kw["doc_type"],
@@ -74,6 +78,16 @@ def filters_from(kw: dict[str, Any]) -> Any:
         tags=list(kw["tags"]),
         since=kw["since"],
         until=kw["until"],
+    )
+    return SearchRequest(
+        query,
+        limit=kw["limit"],
+        granularity=kw["granularity"],
+        max_tokens=kw["max_tokens"],
+        use_synonyms=not kw["no_synonyms"],
+        raw=kw["raw"],
+        filters=filters,
+        full_text=kw["full"],
     )
 
 
@@ -188,15 +202,8 @@ def _run(
     conn = connect(ctx, create=False, readonly=True)
     outcome = run(
         conn,
-        query,
+        request_from(query, kw),
         mode=mode,
-        limit=kw["limit"],
-        granularity=kw["granularity"],
-        max_tokens=kw["max_tokens"],
-        use_synonyms=not kw["no_synonyms"],
-        raw=kw["raw"],
-        filters=filters_from(kw),
-        full_text=kw["full"],
         rounds=kw["rounds"],
         use_llm=not kw["no_llm"],
         llm_refine=kw["llm_refine"],

@@ -1,0 +1,157 @@
+"""What a search asks for: one ``SearchRequest``, carried from every door to the cascade.
+
+The command line, batch lines, the MCP tool, Datasette and answer mode each build one
+request and hand it on, as llm's ``Prompt`` carries a request to its model; nobody relays
+the options one by one. :meth:`SearchRequest.from_options` reads the option names the
+outside world uses (batch lines, MCP arguments) in one place.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from memdex.errors import InvalidParameter, QuerySyntaxError
+
+GRANULARITIES = ("doc", "chunk")
+MAX_RAW_CHARS = 2000
+_DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2}([T ][0-9:.]+Z?)?)?)?$")
+
+
+@dataclass
+class Filters:
+    "Restrict a search. Empty fields do not filter."
+
+    kinds: list[str] = field(default_factory=list)
+    namespace: str | None = None
+    type: str | None = None
+    scope: str | None = None
+    platform: str | None = None
+    tags: list[str] = field(default_factory=list)
+    since: str | None = None
+    until: str | None = None
+
+    def check(self) -> None:
+        for name in ("since", "until"):
+            value = getattr(self, name)
+            if value is not None and not _DATE.match(value):
+                raise InvalidParameter(f"--{name} {value!r} is not a date: use YYYY, YYYY-MM or YYYY-MM-DD.")
+
+    def params(self, years: list[str] | None = None, months: list[int] | None = None) -> dict[str, Any]:
+        "The named parameters of ``schema/queries/document_filter.sql``."
+        self.check()
+        return {
+            "kinds": json.dumps(self.kinds) if self.kinds else None,
+            "namespace": self.namespace,
+            "type": self.type,
+            "scope": self.scope,
+            "platform": self.platform,
+            "tags": json.dumps(self.tags) if self.tags else None,
+            "since": self.since,
+            "until": self.until,
+            "years": json.dumps(years) if years else None,
+            "months": json.dumps(months) if months else None,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v not in (None, [])}
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One search: the text and every option that shapes its results.
+
+    :param granularity: ``doc`` (one hit per document) or ``chunk`` (one per matching chunk)
+    :param max_tokens: stop adding hits before their estimated tokens would pass this budget
+    :param raw: treat ``query`` as an FTS5 expression (layers 1 and 3 only, no synonyms)
+    :param full_text: include each hit's text (the chunk, or the whole document)
+    """
+
+    query: str
+    limit: int = 10
+    granularity: str = "doc"
+    max_tokens: int | None = None
+    use_synonyms: bool = True
+    raw: bool = False
+    filters: Filters = field(default_factory=Filters)
+    full_text: bool = False
+
+    def check(self) -> None:
+        "Raise InvalidParameter (or QuerySyntaxError) naming the option that cannot be used."
+        if self.raw and len(self.query) > MAX_RAW_CHARS:
+            raise QuerySyntaxError(
+                f"A raw FTS5 query may be at most {MAX_RAW_CHARS:,} characters "
+                f"(this one is {len(self.query):,}); FTS5's cost grows with its square. "
+                "Shorten it, or drop --raw."
+            )
+        if self.granularity not in GRANULARITIES:
+            raise InvalidParameter(f"granularity must be doc or chunk, not {self.granularity!r}.")
+        if self.limit < 1:
+            raise InvalidParameter(f"limit must be 1 or more, not {self.limit}.")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise InvalidParameter(f"max_tokens must be 1 or more, not {self.max_tokens}.")
+        self.filters.check()
+
+    def but(self, **changes: Any) -> SearchRequest:
+        "The same request with some fields changed (another query, another limit...)."
+        return replace(self, **changes)
+
+    @classmethod
+    def from_options(cls, query: str, options: dict[str, Any]) -> SearchRequest:
+        """A request from the option names of batch lines and tool arguments: ``limit``,
+        ``granularity``, ``max_tokens``, ``raw``, ``full``, ``synonyms``, and the filters
+        ``namespace``, ``type``, ``scope``, ``platform``, ``since``, ``until``, ``tag(s)``,
+        ``kind(s)``. An unknown name or a value of the wrong type is an InvalidParameter."""
+        values: dict[str, Any] = {}
+        filters = Filters()
+        for name, value in options.items():
+            if name in _OPTIONS:
+                expected = _OPTIONS[name]
+                if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+                    if not (value is None and name == "max_tokens"):
+                        raise InvalidParameter(f"option {name!r} must be {expected.__name__}, not {value!r}")
+                values[_RENAMED.get(name, name)] = value
+            elif name in _FILTERS:
+                if _FILTERS[name] is list:
+                    listed = value if isinstance(value, list) else [value]
+                    into = filters.tags if name.startswith("tag") else filters.kinds
+                    into.extend(str(v) for v in listed)
+                elif value is not None:
+                    setattr(filters, name, str(value))
+            else:
+                known = ", ".join(sorted([*_OPTIONS, *_FILTERS]))
+                raise InvalidParameter(f"unknown option {name!r}; known options: id, query, {known}")
+        return cls(query, filters=filters, **values)
+
+
+def as_request(request: SearchRequest | str, options: dict[str, Any]) -> SearchRequest:
+    "A request as given, or built from query text and the request's fields as keywords."
+    if isinstance(request, str):
+        return SearchRequest(request, **options)
+    return request.but(**options) if options else request
+
+
+# option name outside -> type; the request field it sets, where its name differs
+_OPTIONS: dict[str, type] = {
+    "limit": int,
+    "granularity": str,
+    "max_tokens": int,
+    "raw": bool,
+    "full": bool,
+    "synonyms": bool,
+}
+_RENAMED = {"full": "full_text", "synonyms": "use_synonyms"}
+_FILTERS: dict[str, type] = {
+    "namespace": str,
+    "type": str,
+    "scope": str,
+    "platform": str,
+    "since": str,
+    "until": str,
+    "tag": list,
+    "tags": list,
+    "kind": list,
+    "kinds": list,
+}
