@@ -93,8 +93,8 @@ def test_timeline_questions_search_without_their_framing_words() -> None:
     assert modes.is_timeline("How did our use of ChatGPT evolve?")
     assert modes.is_timeline("timeline of the billing database decision")
     assert not modes.is_timeline("how do we rotate deploy keys")
-    assert modes.search_text("How did our use of ChatGPT evolve?") == "How did our use of ChatGPT ?"
-    assert modes.search_text("timeline") == "timeline"  # nothing else to search for
+    assert modes.subject("How did our use of ChatGPT evolve?") == "How did our use of ChatGPT ?"
+    assert modes.subject("timeline") == "timeline"  # nothing else to search for
 
 
 # -- the acceptance question -------------------------------------------------------------------

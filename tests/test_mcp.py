@@ -302,3 +302,19 @@ def test_the_http_server_refuses_to_start_off_loopback_without_being_told(sample
     result = CliRunner().invoke(cli, ["--db", str(sample_db), "mcp", "--http", "--host", "0.0.0.0"])
     assert result.exit_code == 2
     assert "--allow-remote" in result.stderr
+
+
+def test_a_question_with_no_words_to_search_for_answers_cleanly_into_a_file(
+    sample_db: Path, tmp_path: Path
+) -> None:
+    "Previously the results file of an answer that ran no search crashed the tool (issue 13)."
+    calls: list[Call] = [
+        ("search_knowledge_base", {"query": "why?", "mode": "answer", "output_file": str(tmp_path)})
+    ]
+    (reply,) = over_stdio(sample_db, calls)["calls"]
+    assert not reply["error"], reply["data"]
+    written = Path(reply["data"]["output_file"])
+    assert written.parent == tmp_path
+    text = written.read_text()
+    assert "has no words to search for" in text
+    assert "no search run" in text

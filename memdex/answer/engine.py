@@ -102,7 +102,7 @@ def answer(
     question, limit, max_tokens = request.query, request.limit, request.max_tokens
     full_text = request.full_text
     timeline = modes.is_timeline(question)
-    text = modes.search_text(question)
+    text = modes.subject(question)
     out = Answer(question, "", [], [], [], "extractive", None, timeline=timeline, full_text=full_text)
     if not [t for t in parse_query(text).terms if not t.stop]:
         out.summary = f"{question!r} has no words to search for, only words like what, how and why."

@@ -62,7 +62,7 @@ def is_timeline(text: str) -> bool:
     return bool(_TIMELINE.search(text))
 
 
-def search_text(text: str) -> str:
+def subject(text: str) -> str:
     "The part of a timeline question worth searching for: the framing words taken out."
     if not is_timeline(text):
         return text

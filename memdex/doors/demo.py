@@ -8,7 +8,7 @@ from importlib import resources
 from pathlib import Path
 
 from memdex.answer.engine import answer
-from memdex.doors.render import answer_text, index_text, search_text
+from memdex.doors.render import answer_text, index_text, results_text
 from memdex.ingest.pipeline import index_paths
 from memdex.query.cascade import search
 from memdex.store import db
@@ -40,7 +40,7 @@ def run_demo(echo: Callable[[str], None], keep: Path | None = None) -> None:
         echo(index_text(report.to_dict()))
         for query, what in SEARCHES:
             echo(f"\n$ memdex search {query!r} --limit 3      # {what}")
-            echo(search_text(search(conn, query, limit=3)))
+            echo(results_text(search(conn, query, limit=3)))
         echo(f"\n$ memdex ask {QUESTION!r} --limit 5 --no-llm      # an answer with citations")
         echo(answer_text(answer(conn, QUESTION, limit=5, use_llm=False)))
         conn.close()

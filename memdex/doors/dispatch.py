@@ -15,7 +15,7 @@ from memdex.answer.claude import Settings
 from memdex.answer.engine import Answer, answer
 from memdex.answer.passages import pack
 from memdex.answer.refine import Refinement, refine
-from memdex.doors.render import answer_text, search_text
+from memdex.doors.render import answer_text, results_text
 from memdex.errors import InvalidParameter
 from memdex.models import SearchResult
 from memdex.query.cascade import search
@@ -45,7 +45,7 @@ class Outcome:
         return out
 
     def text(self) -> str:
-        return answer_text(self.answer) if self.answer else search_text(self.result)
+        return answer_text(self.answer) if self.answer else results_text(self.result)
 
 
 def run(

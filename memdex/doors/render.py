@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memdex.models import SearchResult
+from memdex.models import Hit, SearchResult
 from memdex.query.ranking import LAYER_NAMES
+
+if TYPE_CHECKING:
+    from memdex.answer.engine import Answer
 
 
 def to_json(data: Any) -> str:
@@ -17,7 +20,7 @@ def _n(value: int) -> str:
     return f"{value:,}"
 
 
-def search_text(result: SearchResult) -> str:
+def results_text(result: SearchResult) -> str:
     "The SEARCH layout: found N, showing M, which layer, total tokens; then one block a hit."
     hits = result.hits
     layers = sorted({h.match_layer for h in hits})
@@ -151,12 +154,12 @@ def synonyms_text(groups: list[dict[str, Any]]) -> str:
     return "\n".join(f"{g['term']}: {', '.join(g['synonyms'])}" for g in groups)
 
 
-def source_line(hit: Any) -> str:
+def source_line(hit: Hit) -> str:
     "Where a source came from, in a few words: platform (or kind) and day."
     return " · ".join(x for x in [hit.platform or hit.kind, (hit.date or "")[:10]] if x)
 
 
-def answer_text(answer: Any) -> str:
+def answer_text(answer: Answer) -> str:
     "The ANSWER layout, as markdown: summary, details, caveats, sources, paths to verify."
     lines = [f"# {answer.question}", "", "## Summary", "", answer.summary]
     if answer.details:
@@ -183,9 +186,14 @@ def answer_text(answer: Any) -> str:
     return "\n".join(lines)
 
 
-def _answer_footer(answer: Any) -> str:
+def _answer_footer(answer: Answer) -> str:
     ref = answer.refinement
-    rounds = f"{len(ref.rounds)} search round{'s' if len(ref.rounds) != 1 else ''} (stopped: {ref.stopped})"
+    if ref is None:
+        rounds = "no search run"
+    else:
+        rounds = (
+            f"{len(ref.rounds)} search round{'s' if len(ref.rounds) != 1 else ''} (stopped: {ref.stopped})"
+        )
     sent = f"{len(answer.sources)} sources, ~{_n(sum(s.tokens for s in answer.sources))} tokens"
     if answer.method == "claude":
         return f"_Synthesised by {answer.model} from {sent}; {rounds}._"

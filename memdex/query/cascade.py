@@ -253,7 +253,7 @@ class _Cascade:
                 context = topic_score.get(doc, 0.0) + CHUNK_CONTEXT_WEIGHT * body_score.get(doc, 0.0)
                 self.chunk_hits[cid] = Candidate(doc, 5, first_layer[doc], score + context, {cid: score})
         if self.granularity == "chunk":
-            topic_only = [d for d in topic_score if d not in best_content and self.candidates[d].tier == 5]
+            topic_only = [d for d in topic_score if d not in best_content and self.candidates[d].stage == 5]
             for doc, cid in best_chunks(self.conn, topic_only, self.terms).items():
                 if cid not in self.chunk_hits:
                     self.chunk_hits[cid] = Candidate(doc, 5, first_layer[doc], topic_score[doc], {cid: 0.0})
@@ -271,24 +271,24 @@ class _Cascade:
             if self.conn.execute(sql, {"match": t.phrase, "cap": cap}).fetchone()[0] >= cap
         }
 
-    def _add(self, tier: int, layer: int, rows: list[sqlite3.Row], weight: float) -> None:
+    def _add(self, stage: int, layer: int, rows: list[sqlite3.Row], weight: float) -> None:
         new = 0
         for r in rows:
             doc, score = r["document_id"], -r["score"] * weight
             cand = self.candidates.get(doc)
             if cand is None:
-                cand = self.candidates[doc] = Candidate(doc, tier, layer, score)
+                cand = self.candidates[doc] = Candidate(doc, stage, layer, score)
                 new += 1
             if layer >= 3:
                 cid = r["chunk_id"]
                 cand.chunks.setdefault(cid, score)
                 if self.granularity == "chunk" and cid not in self.chunk_hits:
-                    self.chunk_hits[cid] = Candidate(doc, tier, layer, score, {cid: score})
+                    self.chunk_hits[cid] = Candidate(doc, stage, layer, score, {cid: score})
         if self.granularity == "chunk" and layer <= 2:
-            self._topic_chunks(rows, tier, layer)
+            self._topic_chunks(rows, stage, layer)
         self.layers[-1].new = new
 
-    def _topic_chunks(self, rows: list[sqlite3.Row], tier: int, layer: int) -> None:
+    def _topic_chunks(self, rows: list[sqlite3.Row], stage: int, layer: int) -> None:
         "At chunk granularity a document found by its topics is represented by its best chunk."
         docs = [r["document_id"] for r in rows]
         best = best_chunks(self.conn, docs, self.terms)
@@ -296,7 +296,7 @@ class _Cascade:
             cid = best.get(r["document_id"])
             if cid is not None and cid not in self.chunk_hits:
                 self.chunk_hits[cid] = Candidate(
-                    r["document_id"], tier, layer, -r["score"], {cid: -r["score"]}
+                    r["document_id"], stage, layer, -r["score"], {cid: -r["score"]}
                 )
 
     def raw(self, expression: str) -> None:
@@ -329,7 +329,7 @@ class _Cascade:
     # -- turning candidates into hits ---------------------------------------------------
     def ranked(self) -> list[Candidate]:
         pool = self.chunk_hits if self.granularity == "chunk" else self.candidates
-        return sorted(pool.values(), key=lambda c: (c.tier, -c.score))
+        return sorted(pool.values(), key=lambda c: (c.stage, -c.score))
 
     def hits(self) -> tuple[list[Hit], bool]:
         r = self.request

@@ -73,7 +73,7 @@ class Explainer:
         return score / (1.0 + math.log(1 + len(tokens) / 200))
 
     def explain(
-        self, layer: int, tier: int, topic_tokens: list[str], chunk_tokens: list[list[str]]
+        self, layer: int, stage: int, topic_tokens: list[str], chunk_tokens: list[list[str]]
     ) -> tuple[dict[str, Any], float]:
         "why_relevant for one result, and the share of key terms it covers (synonyms count 0.8)."
         matched: list[dict[str, Any]] = []
@@ -94,7 +94,7 @@ class Explainer:
                     break
             else:
                 missing.append(term.text)
-        mode = "all terms" if tier <= 4 else "any term"
+        mode = "all terms" if stage <= 4 else "any term"
         parts = [f"{m['term']} [{', '.join(m['fields'])}]" for m in matched]
         parts += [f"{v['synonym']} (synonym of {v['term']}) [{', '.join(v['fields'])}]" for v in via]
         summary = f"layer {layer} ({LAYER_NAMES[layer]}, {mode}): " + ("; ".join(parts) or "raw FTS5 query")
@@ -103,7 +103,7 @@ class Explainer:
         why = {
             "layer": layer,
             "layer_name": LAYER_NAMES[layer],
-            "match": "all" if tier <= 4 else "any",
+            "match": "all" if stage <= 4 else "any",
             "terms": matched,
             "synonyms": via,
             "missing": missing,

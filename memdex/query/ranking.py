@@ -66,7 +66,7 @@ def bm25_params() -> dict[str, float]:
 
 def relevance(layer: int, coverage: float, strength: float) -> float:
     """A result's relevance, 0-1: its layer's weight x the share of key terms it covers x a
-    little for how its score compares with the best of its tier (``strength``, 0-1)."""
+    little for how its score compares with the best of its stage (``strength``, 0-1)."""
     return LAYER_WEIGHT[layer] * coverage * (0.8 + 0.2 * max(0.0, min(strength, 1.0)))
 
 

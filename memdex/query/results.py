@@ -25,9 +25,9 @@ class Candidate:
     "A document (or, at chunk granularity, a chunk) the cascade found, before it is a Hit."
 
     document_id: int
-    tier: int  # 1-4: all terms matched in that layer; 5: some terms, any-term pass
+    stage: int  # 1-4: all terms matched in that layer; 5: some terms, the any-term pass
     layer: int
-    score: float  # higher is better; comparable within one tier
+    score: float  # higher is better; comparable within one stage
     chunks: dict[int, float] = field(default_factory=dict)  # chunk id -> score
 
 
@@ -94,7 +94,7 @@ def build_hits(
     texts = _Texts(conn, list(dict.fromkeys(c.document_id for c in ranked)), explainer)
     hits: list[Hit] = []
     budget = Budget(max_tokens)
-    top_score = {c.tier: c.score for c in reversed(ranked)}  # best score of each tier
+    top_score = {c.stage: c.score for c in reversed(ranked)}  # best score of each stage
     for cand in ranked:
         doc = texts.docs[cand.document_id]
         own = texts.chunks.get(cand.document_id, [])
@@ -111,9 +111,9 @@ def build_hits(
         if not budget.take(tokens):
             return hits, True
         why, coverage = explainer.explain(
-            cand.layer, cand.tier, texts.topic_tokens(doc), [texts.tokens(c) for c in scope]
+            cand.layer, cand.stage, texts.topic_tokens(doc), [texts.tokens(c) for c in scope]
         )
-        strength = cand.score / top_score[cand.tier] if top_score.get(cand.tier) else 1.0
+        strength = cand.score / top_score[cand.stage] if top_score.get(cand.stage) else 1.0
         relevance = ranking.relevance(cand.layer, coverage, strength)
         hit = Hit(
             id=doc["id"],
