@@ -221,3 +221,38 @@ def test_the_screenshot_script(serena_copy: Path, tmp_path: Path) -> None:
     assert 'search matches "worktree"' in report["heading"] and "_search=worktree" in report["url"]
     data = out.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def _status_and_location(url: str) -> tuple[int, str | None]:
+    opener = urllib.request.build_opener(_NoRedirect)
+    try:
+        with opener.open(url, timeout=30) as response:
+            return response.status, None
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.headers.get("location")
+
+
+@pytest.mark.parametrize(
+    ("table", "canned"), [("documents", "layer_1_topics"), ("chunks", "layer_3_content")]
+)
+def test_a_table_search_box_lists_matches_by_relevance(server: Server, table: str, canned: str) -> None:
+    "Previously the table page listed matches by id (issue 13)."
+    status, location = _status_and_location(f"{server.base}/{server.db}/{table}?_search=worktree")
+    assert status == 302 and location == f"/{server.db}/{canned}?q=worktree"
+    rows = server.get(f"/{server.db}/{canned}.json", q="worktree", _shape="array")
+    scores = [r["score"] for r in rows]
+    assert len(scores) > 3 and scores == sorted(scores)  # bm25: lower is better, best first
+    page = server.get(location)
+    assert rows[0]["title"] in page
+    # an explicit sort, a facet or the JSON API stay Datasette's own table view
+    for kept in (
+        f"{table}?_search=worktree&_sort=id",
+        f"{table}?_search=worktree&kind=serena",
+        f"{table}.json?_search=worktree",
+    ):
+        assert _status_and_location(f"{server.base}/{server.db}/{kept}") == (200, None)

@@ -101,3 +101,43 @@ def prepare_connection(conn: sqlite3.Connection, database: str, datasette: Any) 
     conn.create_function("memdex_match", 2, match)
     conn.create_function("memdex_search", 1, cascade)
     conn.create_function("memdex_search", 2, cascade)
+
+
+# A search typed into a table's search box, on the table page itself, goes to the canned query
+# that ranks the same FTS table by relevance: Datasette's table view lists matches by id. The
+# JSON API, and a page with an explicit _sort or _sort_desc, stay Datasette's own.
+RANKED_SEARCH = {"documents": "layer_1_topics", "chunks": "layer_3_content"}
+
+
+@hookimpl
+def asgi_wrapper(datasette: Any) -> Any:
+    from urllib.parse import parse_qs, quote, urlencode
+
+    def wrap(app: Any) -> Any:
+        async def ranked(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            target = _ranked_target(scope, parse_qs)
+            if target is None or target[0] not in datasette.databases:
+                await app(scope, receive, send)
+                return
+            database, query, q = target
+            location = f"/{quote(database)}/{query}?{urlencode({'q': q})}"
+            headers = [(b"location", location.encode()), (b"content-type", b"text/plain")]
+            await send({"type": "http.response.start", "status": 302, "headers": headers})
+            await send({"type": "http.response.body", "body": b""})
+
+        return ranked
+
+    return wrap
+
+
+def _ranked_target(scope: dict[str, Any], parse_qs: Any) -> tuple[str, str, str] | None:
+    "(database, canned query, q) for a table-page search to rank, else None."
+    if scope.get("type") != "http" or scope.get("method") != "GET":
+        return None
+    parts = scope.get("path", "").strip("/").split("/")
+    if len(parts) != 2 or parts[1] not in RANKED_SEARCH:
+        return None
+    args = parse_qs(scope.get("query_string", b"").decode("utf-8", "replace"))
+    if "_search" not in args or "_sort" in args or "_sort_desc" in args or len(args) > 1:
+        return None  # filters, facets and sorts of the table view stay the table view's
+    return parts[0], RANKED_SEARCH[parts[1]], args["_search"][0]
