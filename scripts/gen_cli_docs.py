@@ -24,8 +24,9 @@ TARGET = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
 
 def commands(group: click.Group, prefix: list[str]) -> list[list[str]]:
     out = []
-    for name in sorted(group.commands):
-        command = group.commands[name]
+    ctx = click.Context(group)
+    for name in sorted(group.list_commands(ctx)):
+        command = group.get_command(ctx, name)
         out.append([*prefix, name])
         if isinstance(command, click.Group):
             out += commands(command, [*prefix, name])

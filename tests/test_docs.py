@@ -19,7 +19,10 @@ import gen_cli_docs  # noqa: E402
 
 def _commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:
     out = []
-    for name, command in group.commands.items():
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):  # loads lazily registered commands too
+        command = group.get_command(ctx, name)
+        assert command is not None, f"memdex {prefix}{name} is listed but not defined"
         out.append((f"{prefix}{name}", command))
         if isinstance(command, click.Group):
             out += _commands(command, f"{prefix}{name} ")

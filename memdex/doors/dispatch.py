@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memdex.answer import modes
-from memdex.answer.claude import Settings
-from memdex.answer.engine import Answer, answer
-from memdex.answer.passages import pack
-from memdex.answer.refine import Refinement, refine
-from memdex.doors.render import answer_text, results_text
 from memdex.errors import InvalidParameter
 from memdex.models import SearchResult
 from memdex.query.cascade import search
 from memdex.query.request import SearchRequest, as_request
+
+if TYPE_CHECKING:  # answer mode's modules load only when a query asks for an answer
+    from memdex.answer.claude import Settings
+    from memdex.answer.engine import Answer
+    from memdex.answer.refine import Refinement
 
 RETRIEVE_ALL = 10**9  # search mode retrieves every result shown; its budget is --max-tokens
 
@@ -45,6 +45,8 @@ class Outcome:
         return out
 
     def text(self) -> str:
+        from memdex.doors.render import answer_text, results_text
+
         return answer_text(self.answer) if self.answer else results_text(self.result)
 
 
@@ -67,6 +69,8 @@ def run(
     query = request.query
     chosen = modes.resolve(mode, query)
     if chosen == "answer":
+        from memdex.answer.engine import answer
+
         if request.raw:
             raise InvalidParameter("--raw is for search mode: an answer searches the question's own words.")
         result = answer(
@@ -77,6 +81,8 @@ def run(
             return Outcome(query, "answer", empty, None, result)
         return Outcome(query, "answer", result.refinement.result, result.refinement, result)
     if (rounds or 1) > 1 and not request.raw:
+        from memdex.answer.refine import refine
+
         ref = refine(conn, request, max_rounds=rounds or 1)
         return Outcome(query, "search", ref.result, ref)
     return Outcome(query, "search", search(conn, request))
@@ -91,14 +97,17 @@ def deliver(
     max_tokens: int | None = None,
 ) -> Outcome:
     "Write the results file and retrieve the sources, as asked; record both in the outcome."
-    from memdex.doors.outputs import retrieve, write_results
-
     if retrieve_dir:
+        from memdex.answer.passages import pack
+        from memdex.doors.outputs import retrieve
+
         if outcome.answer is not None:
             sources = [s for s in outcome.answer.sources if s.cited]
         else:
             sources = pack(conn, outcome.result.hits, RETRIEVE_ALL)
         outcome.retrieved = retrieve(conn, sources, retrieve_dir, query=outcome.query, max_tokens=max_tokens)
     if output_file:
+        from memdex.doors.outputs import write_results
+
         outcome.output_file = str(write_results(conn, output_file, outcome.query, outcome.text()))
     return outcome

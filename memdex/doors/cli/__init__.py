@@ -31,8 +31,40 @@ class BadParameter(click.ClickException):
     exit_code = 2
 
 
+# command -> the module of this package that defines it. A command's module is imported
+# only when that command runs (or help lists them all), so ``memdex search`` loads no parser,
+# watcher or server.
+COMMANDS = {
+    "index": "indexing",
+    "watch": "indexing",
+    "status": "indexing",
+    "show": "reading",
+    "search": "searching",
+    "ask": "searching",
+    "mcp": "serving",
+    "datasette": "serving",
+    "lint": "tiers",
+    "keywords": "tiers",
+    "cost": "tiers",
+    "kinds": "tools",
+    "demo": "tools",
+    "synonyms": "tools",
+}
+
+
 class MemdexGroup(click.Group):
-    "Turns MemdexError into a clean message and exit code, in one place."
+    """Loads each command's module when it is first asked for, and turns MemdexError into a
+    clean message and exit code, in one place."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            import importlib
+
+            importlib.import_module(f"{__name__}.{COMMANDS[cmd_name]}")  # registers its commands
+        return self.commands.get(cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -83,5 +115,3 @@ def echo_json(data: Any) -> None:
 
     click.echo(to_json(data))
 
-
-from memdex.doors.cli import indexing, reading, searching, serving, tiers, tools  # noqa: E402,F401  (each registers its commands)
