@@ -114,4 +114,3 @@ def echo_json(data: Any) -> None:
     from memdex.doors.render import to_json
 
     click.echo(to_json(data))
-
