@@ -157,6 +157,7 @@ class SearchResult:
     truncated_by_budget: bool = False
     notes: list[str] = field(default_factory=list)
     found_is_total: bool = True  # False: the cascade stopped early; more may match
+    semantic: dict[str, Any] | None = None  # the meaning pass: used, model, ms, found, reason
 
     @property
     def total_tokens(self) -> int:
@@ -173,6 +174,7 @@ class SearchResult:
             "total_tokens": self.total_tokens,
             "truncated_by_budget": self.truncated_by_budget,
             "filters": self.filters,
+            "semantic": self.semantic,
             "layers": [
                 {
                     "layer": r.layer,

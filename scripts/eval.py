@@ -77,17 +77,76 @@ def mean(values: list[float]) -> float:
 
 # -- rankers --------------------------------------------------------------------------------
 def memdex_ranker(
-    db_path: Path, key_of: Callable[[dict], str], limit: int, granularity: str = "doc"
+    db_path: Path,
+    key_of: Callable[[dict], str],
+    limit: int,
+    granularity: str = "doc",
+    semantic: bool | None = False,
 ) -> Ranker:
     def rank(queries: list[dict]) -> list[list[str]]:
         conn = memdex.open_index(db_path, create=False)
         out = []
         for q in queries:
-            hits = memdex.search(conn, q["query"], limit=limit, granularity=granularity).hits
+            request = memdex.SearchRequest(
+                q["query"], limit=limit, granularity=granularity, semantic=semantic
+            )
+            hits = memdex.search(conn, request).hits
             out.append(_dedupe(key_of(h.to_dict()) for h in hits))
         return out
 
     return rank
+
+
+def dense_ranker(db_path: Path, key_of: Callable[[dict], str], limit: int) -> Ranker:
+    "Meaning alone: the documents of the nearest chunks, nearest first (no words at all)."
+    from memdex.query.meaning.passes import meaning_pass
+    from memdex.query.request import Filters
+
+    def rank(queries: list[dict]) -> list[list[str]]:
+        conn = memdex.open_index(db_path, create=False)
+        paths = dict(conn.execute("SELECT id, path FROM documents").fetchall())
+        out = []
+        for q in queries:
+            near = meaning_pass(conn, q["query"], True, Filters().params()).near
+            keys = _dedupe(key_of({"path": paths[n.document_id]}) for n in near)
+            out.append(keys[:limit])
+        return out
+
+    return rank
+
+
+def meaning_rankers(
+    db_path: Path, key_of: Callable[[dict], str], limit: int, model: Path | None
+) -> dict[str, Ranker]:
+    "With --model: words and meaning fused, and meaning alone, beside the words' own ranking."
+    if model is None:
+        return {}
+    return {
+        "memdex_meaning": memdex_ranker(db_path, key_of, limit, semantic=True),
+        "dense_only": dense_ranker(db_path, key_of, limit),
+    }
+
+
+def build(db_path: Path, roots: list[Path], model: Path | None, keep: bool) -> dict:
+    "Index the roots (and embed them with --model) unless --keep finds the index already built."
+    out: dict = {}
+    if not (keep and db_path.exists()):
+        fresh(db_path)
+        conn = memdex.open_index(db_path)
+        out["index_seconds"] = memdex.index_paths(conn, roots).seconds
+        conn.close()
+    if model is not None:
+        from memdex.query.meaning.encoder import Encoder
+        from memdex.query.meaning.model import load_spec
+
+        from memdex.query.meaning.embed import embed
+
+        conn = memdex.open_index(db_path)
+        report = embed(conn, Encoder(load_spec(model)))
+        chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        conn.close()
+        out["embed"] = {**report.to_dict(), "chunks": chunks}
+    return out
 
 
 def cli_ranker(db_path: Path, key_of: Callable[[dict], str], limit: int) -> Ranker:
@@ -185,22 +244,27 @@ def scifact_queries() -> list[dict]:
     return queries
 
 
-def eval_scifact(work: Path, via_cli: bool, limit: int) -> dict:
+def eval_scifact(
+    work: Path, via_cli: bool, limit: int, split: str | None, model: Path | None, keep: bool
+) -> dict:
+    """SciFact train claims. Split in halves by claim id (even: dev, odd: test) for tuning
+    weights on one half and reporting the other; without --split, all 809."""
     docs = scifact_notes(work / "scifact-notes")
-    db_path = fresh(work / "scifact.db")
-    conn = memdex.open_index(db_path)
-    report = memdex.index_paths(conn, [work / "scifact-notes"])
-    conn.close()
+    db_path = work / "scifact.db"
+    built = build(db_path, [work / "scifact-notes"], model, keep)
     queries = scifact_queries()
+    if split:
+        queries = [q for q in queries if (int(q["id"]) % 2 == 0) == (split == "dev")]
 
     def key_of(hit: dict) -> str:
         return Path(hit["path"]).stem
 
     rankers = {
         "memdex": (cli_ranker if via_cli else memdex_ranker)(db_path, key_of, limit),
+        **meaning_rankers(db_path, key_of, limit, model),
         "fts5_baseline": fts5_baseline(docs, limit),
     }
-    out: dict = {"queries": len(queries), "documents": len(docs), "index_seconds": report.seconds}
+    out: dict = {"queries": len(queries), "split": split or "all", "documents": len(docs), **built}
     for name, ranker in rankers.items():
         ranked, ms = timed(ranker, queries)
         out[name] = {
@@ -322,7 +386,7 @@ def _within(chunks: list[tuple[str, int, int, int]], budget: int) -> list[tuple[
     return out
 
 
-def eval_chats(work: Path, split: str | None) -> dict:
+def eval_chats(work: Path, split: str | None, model: Path | None, keep: bool) -> dict:
     order = chat_exports(work / "chat-exports")
     texts = {}
     for line in (CHATS / "conversations.jsonl").read_text().splitlines():
@@ -333,17 +397,22 @@ def eval_chats(work: Path, split: str | None) -> dict:
     ]
     if split:
         questions = [q for q in questions if q["split"] == split]
-    db_path = fresh(work / "chats.db")
+    db_path = work / "chats.db"
+    built = build(db_path, [work / "chat-exports"], model, keep)
     conn = memdex.open_index(db_path)
-    memdex.index_paths(conn, [work / "chat-exports"])
     baseline = chat_baseline(order, texts)
 
-    def memdex_chunks(question: str) -> list[tuple[str, int, int, int]]:
-        hits = memdex.search(conn, question, granularity="chunk", max_tokens=BUDGET, limit=100).hits
-        return [
-            (h.key, h.matching_chunks[0]["msg_start"], h.matching_chunks[0]["msg_end"], h.est_tokens)
-            for h in hits
-        ]
+    def chunks_by(semantic: bool) -> Callable[[str], list[tuple[str, int, int, int]]]:
+        def memdex_chunks(question: str) -> list[tuple[str, int, int, int]]:
+            request = memdex.SearchRequest(
+                question, granularity="chunk", max_tokens=BUDGET, limit=100, semantic=semantic
+            )
+            return [
+                (h.key, h.matching_chunks[0]["msg_start"], h.matching_chunks[0]["msg_end"], h.est_tokens)
+                for h in memdex.search(conn, request).hits
+            ]
+
+        return memdex_chunks
 
     def found(chunks: list[tuple[str, int, int, int]], q: dict) -> bool:
         ids = order[q["conversation"]]
@@ -351,18 +420,21 @@ def eval_chats(work: Path, split: str | None) -> dict:
         covered = {i for conv, a, b, _ in chunks if conv == q["conversation"] for i in range(a, b + 1)}
         return wanted <= covered
 
-    out: dict = {"questions": len(questions), "split": split or "all", "budget_tokens": BUDGET}
-    for name, ranker in (
-        ("memdex", memdex_chunks),
-        ("fts5_8_turn_baseline", lambda q: _within(baseline(q), BUDGET)),
-    ):
+    out: dict = {"questions": len(questions), "split": split or "all", "budget_tokens": BUDGET, **built}
+    rankers: list[tuple[str, Callable[[str], list[tuple[str, int, int, int]]]]] = [
+        ("memdex", chunks_by(False))
+    ]
+    if model is not None:
+        rankers.append(("memdex_meaning", chunks_by(True)))
+    rankers.append(("fts5_8_turn_baseline", lambda q: _within(baseline(q), BUDGET)))
+    for name, ranker in rankers:
         results = [(q, found(ranker(q["question"]), q)) for q in questions]
         section: dict = {"gold_in_budget": mean([float(ok) for _, ok in results])}
         for kind in sorted({q["type"] for q in questions}) + ["dev", "test"]:
             part = [ok for q, ok in results if kind in (q["type"], q["split"])]
             if part:
                 section[kind] = mean([float(ok) for ok in part])
-        if name == "memdex":
+        if name.startswith("memdex"):
             section["misses"] = [
                 {"id": q["id"], "question": q["question"], "gold": q["gold"]} for q, ok in results if not ok
             ]
@@ -372,12 +444,10 @@ def eval_chats(work: Path, split: str | None) -> dict:
 
 
 # -- Serena ---------------------------------------------------------------------------------
-def eval_serena(work: Path, split: str | None, via_cli: bool) -> dict:
+def eval_serena(work: Path, split: str | None, via_cli: bool, model: Path | None, keep: bool) -> dict:
     root = DATA / "serena-memories"
-    db_path = fresh(work / "serena.db")
-    conn = memdex.open_index(db_path)
-    memdex.index_paths(conn, [root])
-    conn.close()
+    db_path = work / "serena.db"
+    built = build(db_path, [root], model, keep)
     queries = [json.loads(line) for line in SERENA_QUERIES.read_text().splitlines() if line.strip()]
     if split:
         queries = [q for q in queries if q["split"] == split]
@@ -392,10 +462,11 @@ def eval_serena(work: Path, split: str | None, via_cli: bool) -> dict:
 
     rankers = {
         "memdex": (cli_ranker if via_cli else memdex_ranker)(db_path, key_of, 10),
+        **meaning_rankers(db_path, key_of, 10, model),
         "fts5_baseline": fts5_baseline(docs, 10),
         "word_count_baseline": word_count_baseline(docs, 10),
     }
-    out: dict = {"queries": len(queries), "split": split or "all"}
+    out: dict = {"queries": len(queries), "split": split or "all", **built}
     for name, ranker in rankers.items():
         ranked, ms = timed(ranker, queries)
         rows = list(zip(ranked, queries, strict=True))
@@ -412,7 +483,7 @@ def eval_serena(work: Path, split: str | None, via_cli: bool) -> dict:
                 "recall@10": mean([recall_at(r, q["relevant"], 10) for r, q in part]),
                 "mrr": mean([reciprocal_rank(r, q["relevant"]) for r, q in part]),
             }
-        if name == "memdex":
+        if name.startswith("memdex"):
             section["misses"] = [
                 {"id": q["id"], "query": q["query"], "want": q["relevant"][0], "got": r[:3]}
                 for r, q in rows
@@ -420,6 +491,26 @@ def eval_serena(work: Path, split: str | None, via_cli: bool) -> dict:
             ]
         out[name] = section
     return out
+
+
+def set_weights(spec: str) -> dict[str, float]:
+    "Set ranking constants for this run (an experiment; the defaults stay in ranking.py)."
+    from memdex.query import ranking
+
+    chosen = {}
+    for part in spec.split(","):
+        name, _, value = part.partition("=")
+        name = name.strip()
+        if not hasattr(ranking, name) or not name.isupper():
+            raise click.BadParameter(
+                f"{name!r} is not a weight in memdex/query/ranking.py", param_hint="--fusion"
+            )
+        current = getattr(ranking, name)
+        chosen[name] = (
+            type(current)(float(value)) if not isinstance(current, bool) else value.strip() in ("1", "true")
+        )
+        setattr(ranking, name, chosen[name])
+    return chosen
 
 
 @click.command()
@@ -430,11 +521,30 @@ def eval_serena(work: Path, split: str | None, via_cli: bool) -> dict:
     default="all",
     show_default=True,
 )
-@click.option("--split", type=click.Choice(["dev", "test"]), help="Serena or chat queries of one split only.")
+@click.option("--split", type=click.Choice(["dev", "test"]), help="Queries of one split only (every set).")
+@click.option(
+    "--model",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="Embed with this model and measure search by meaning beside words alone.",
+)
+@click.option("--keep", is_flag=True, help="Reuse indexes (and vectors) already in --work.")
+@click.option(
+    "--fusion",
+    help="Try other meaning weights, e.g. WORDS_WEIGHT=1,CONVERSATION_MEANING=0.5 (names from ranking.py).",
+)
 @click.option("--via-cli", is_flag=True, help="Search through `memdex search --batch` in a subprocess.")
 @click.option("--misses", is_flag=True, help="List the Serena and chat queries memdex misses.")
 @click.option("--work", type=click.Path(file_okay=False, path_type=Path), help="Keep notes and indexes here.")
-def main(which: str, split: str | None, via_cli: bool, misses: bool, work: Path | None) -> None:
+def main(
+    which: str,
+    split: str | None,
+    model: Path | None,
+    keep: bool,
+    fusion: str | None,
+    via_cli: bool,
+    misses: bool,
+    work: Path | None,
+) -> None:
     """Measure ranking quality (JSON on stdout).
 
     Example:
@@ -445,16 +555,19 @@ def main(which: str, split: str | None, via_cli: bool, misses: bool, work: Path 
         folder = work or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         result: dict = {"memdex": memdex.__version__}
+        if fusion:
+            result["fusion"] = set_weights(fusion)
         if which in ("all", "scifact"):
-            result["scifact_train"] = eval_scifact(folder, via_cli, 100)
+            result["scifact_train"] = eval_scifact(folder, via_cli, 100, split, model, keep)
         if which in ("all", "serena"):
-            result["serena"] = eval_serena(folder, split, via_cli)
-            if not misses:
-                result["serena"]["memdex"].pop("misses")
+            result["serena"] = eval_serena(folder, split, via_cli, model, keep)
         if which in ("all", "chats"):
-            result["chats"] = eval_chats(folder, split)
-            if not misses:
-                result["chats"]["memdex"].pop("misses")
+            result["chats"] = eval_chats(folder, split, model, keep)
+        if not misses:
+            for section in result.values():
+                for ranker in section.values() if isinstance(section, dict) else []:
+                    if isinstance(ranker, dict):
+                        ranker.pop("misses", None)
         click.echo(json.dumps(result, indent=2))
 
 

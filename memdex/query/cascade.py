@@ -20,15 +20,17 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memdex.errors import QuerySyntaxError
 from memdex.models import Hit, LayerRun, SearchResult
 from memdex.query import synonyms
+from memdex.query import ranking
 from memdex.query.ranking import (
     BODY_WEIGHT,
     CHUNK_CONTEXT_WEIGHT,
     LAYER_NAMES,
+    MEANING_LAYER,
     SYNONYM_WEIGHT,
     TOPIC_WEIGHT,
     bm25_params,
@@ -37,6 +39,9 @@ from memdex.query.request import Filters, SearchRequest, as_request
 from memdex.query.results import Candidate, best_chunks, build_hits
 from memdex.query.terms import ParsedQuery, Term, all_of, any_of, parse_query
 from memdex.store import db
+
+if TYPE_CHECKING:
+    from memdex.query.meaning.passes import Near
 
 # The any-term pass leaves out a term found in at least this share of all passages (and in
 # COMMON_MIN_ROWS of them), when some rarer term is left to search for. BM25 gives such a term
@@ -95,6 +100,15 @@ def _search(conn: sqlite3.Connection, request: SearchRequest) -> SearchResult:
             run.run()
     else:
         run.notes.append("the query has no words to search for")
+    meaning = None
+    if not raw and parsed.key_terms:
+        from memdex.query.meaning.passes import meaning_pass
+
+        meaning = meaning_pass(conn, query, request.semantic, run.params)
+        if meaning.used and meaning.near:
+            run.fuse(meaning.near)
+        if meaning.note:
+            run.notes.append(meaning.note)
     hits, truncated = run.hits()
     if not hits and filters.kinds:
         present = [r[0] for r in conn.execute(db.query("kinds_present"))]
@@ -114,6 +128,7 @@ def _search(conn: sqlite3.Connection, request: SearchRequest) -> SearchResult:
         filters={**filters.to_dict(), **_date_filters(parsed)},
         truncated_by_budget=truncated,
         notes=run.notes,
+        semantic=meaning.to_dict() if meaning else None,
     )
 
 
@@ -143,6 +158,7 @@ class _Cascade:
         self.chunk_hits: dict[int, Candidate] = {}  # chunk granularity: chunk id -> candidate
         self.layers: list[LayerRun] = []
         self.notes: list[str] = []
+        self.order: list[Candidate] | None = None  # the fused order, once meaning is fused
         # True while every match has been collected: no layer was cut by its row limit, and the
         # cascade did not stop widening early. Then ``found`` is the number of all matches.
         self.exhaustive = True
@@ -326,8 +342,41 @@ class _Cascade:
     def found(self) -> int:
         return len(self.chunk_hits if self.granularity == "chunk" else self.candidates)
 
+    def fuse(self, near: list[Near]) -> None:
+        """Fuse the meaning pass into the words' ranking (see ranking.fuse_score).
+
+        Results that matched all key words in a layer keep their place first when
+        ALL_TERMS_FIRST; the rest, and what only meaning found, are ordered by the fused
+        score. A result only meaning found is a candidate of the meaning layer."""
+        by_chunk = self.granularity == "chunk"
+        pool = self.chunk_hits if by_chunk else self.candidates
+        words = self.ranked()
+        head = [c for c in words if c.stage <= 4] if ranking.ALL_TERMS_FIRST else []
+        kept = {id(c) for c in head}
+        words_rank = {id(c): rank for rank, c in enumerate(words)}
+        meaning_rank: dict[int, int] = {}
+        weight: dict[int, float] = {}
+        for n in near:
+            key = n.chunk_id if by_chunk else n.document_id
+            cand = pool.get(key)
+            if cand is None:
+                cand = pool[key] = Candidate(n.document_id, 6, MEANING_LAYER, 0.0, {n.chunk_id: n.similarity})
+            if id(cand) in meaning_rank:
+                continue
+            cand.similarity = n.similarity
+            cand.chunks.setdefault(n.chunk_id, 0.0)
+            meaning_rank[id(cand)] = len(meaning_rank)
+            weight[id(cand)] = ranking.meaning_weight(n.kind)
+        rest = [c for c in pool.values() if id(c) not in kept]
+        for c in rest:
+            c.fused = ranking.fuse_score(words_rank.get(id(c)), meaning_rank.get(id(c)), weight.get(id(c), 0.0))
+        rest.sort(key=lambda c: -c.fused)
+        self.order = head + rest
+
     # -- turning candidates into hits ---------------------------------------------------
     def ranked(self) -> list[Candidate]:
+        if self.order is not None:
+            return self.order
         pool = self.chunk_hits if self.granularity == "chunk" else self.candidates
         return sorted(pool.values(), key=lambda c: (c.stage, -c.score))
 

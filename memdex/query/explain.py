@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from memdex.query.ranking import LAYER_NAMES, SYNONYM_COVERAGE, SYNONYM_WEIGHT
+from memdex.query.ranking import LAYER_NAMES, MEANING_LAYER, SYNONYM_COVERAGE, SYNONYM_WEIGHT
 from memdex.query.stem import WORD, fold, prefix, stem, stems_among, words
 from memdex.query.terms import Term
 
@@ -95,21 +95,37 @@ class Explainer:
             else:
                 missing.append(term.text)
         mode = "all terms" if stage <= 4 else "any term"
+        if layer == MEANING_LAYER:
+            mode = "near in meaning"
         parts = [f"{m['term']} [{', '.join(m['fields'])}]" for m in matched]
         parts += [f"{v['synonym']} (synonym of {v['term']}) [{', '.join(v['fields'])}]" for v in via]
-        summary = f"layer {layer} ({LAYER_NAMES[layer]}, {mode}): " + ("; ".join(parts) or "raw FTS5 query")
+        found = "; ".join(parts) or ("none of the words" if layer == MEANING_LAYER else "raw FTS5 query")
+        summary = f"layer {layer} ({LAYER_NAMES[layer]}, {mode}): {found}"
         if missing:
             summary += f"; not found: {', '.join(missing)}"
         why = {
             "layer": layer,
             "layer_name": LAYER_NAMES[layer],
-            "match": "all" if stage <= 4 else "any",
+            "match": "meaning" if layer == MEANING_LAYER else "all" if stage <= 4 else "any",
             "terms": matched,
             "synonyms": via,
             "missing": missing,
             "summary": summary,
         }
         return why, (covered / len(self.terms) if self.terms else 1.0)
+
+    @staticmethod
+    def near(why: dict[str, Any], similarity: float, passage: str, only_meaning: bool) -> None:
+        "Add what the meaning pass saw to a result's why: its cosine and the passage it matched."
+        why["similarity"] = round(similarity, 3)
+        if only_meaning:
+            why["passage"] = passage
+            why["summary"] = (
+                f"layer {MEANING_LAYER} (meaning): similarity {similarity:.2f} to \u201c{passage}\u201d; "
+                + why["summary"].split(": ", 1)[1]
+            )
+        else:
+            why["summary"] += f"; near in meaning ({similarity:.2f})"
 
     def _where(self, term: Term, topic_tokens: list[str], chunk_tokens: list[list[str]]) -> list[str]:
         phrase = self.phrases[id(term)]

@@ -16,12 +16,13 @@ import sqlite3
 from memdex.store import db
 
 # -- the cascade's layers -------------------------------------------------------------------
-LAYER_NAMES = {1: "topics", 2: "topics+synonyms", 3: "content", 4: "content+synonyms"}
+LAYER_NAMES = {1: "topics", 2: "topics+synonyms", 3: "content", 4: "content+synonyms", 5: "meaning"}
+MEANING_LAYER = 5  # a result the words did not find, found by the meaning pass alone
 
 # relevance = layer weight x share of key terms matched x (0.8 + 0.2 x score / best score).
 # A match on what a memory is filed under (its topics) outranks one in passing (its text),
 # and the query's own words outrank synonyms.
-LAYER_WEIGHT = {1: 1.0, 2: 0.9, 3: 0.85, 4: 0.75}
+LAYER_WEIGHT = {1: 1.0, 2: 0.9, 3: 0.85, 4: 0.75, 5: 0.7}
 
 # -- BM25 column weights (schema/queries/layer_topics.sql, layer_content.sql) ---------------
 # The words a memory is filed under say more about what it is than its summary's words.
@@ -57,6 +58,46 @@ CHUNK_CONTEXT_WEIGHT = 1.0
 # Reciprocal-rank fusion of the rounds: score = sum of weight / (RRF_K + rank).
 RRF_K = 10
 LATER_ROUND_WEIGHT = 0.5
+
+
+# -- meaning (the semantic extra) ----------------------------------------------------------
+# Words and meaning are fused by reciprocal rank: a result's score is
+#   WORDS_WEIGHT / (FUSION_K + its rank by words) + MEANING_WEIGHT / (FUSION_K + its rank by meaning)
+# (a list it is missing from adds nothing). Results that matched all key words in a layer
+# keep their place ahead of the fused rest when ALL_TERMS_FIRST: exact names, dates and
+# identifiers stay the words' job. Conversations weigh meaning less (CONVERSATION_MEANING):
+# questions about chats turn on names and dates, which vectors match poorly.
+FUSION_K = 60
+WORDS_WEIGHT = 2.0
+MEANING_WEIGHT = 1.0
+ALL_TERMS_FIRST = True
+CONVERSATION_MEANING = 0.0
+MEANING_DEPTH = 100  # nearest chunks the meaning pass considers
+MIN_SIMILARITY = 0.2  # below this cosine a chunk is not near enough to be a result
+
+
+def fuse_score(
+    words_rank: int | None, meaning_rank: int | None, meaning_weight: float = MEANING_WEIGHT
+) -> float:
+    "A result's fused score from its 0-based ranks by words and by meaning (None: not found)."
+    score = 0.0
+    if words_rank is not None:
+        score += WORDS_WEIGHT / (FUSION_K + words_rank + 1)
+    if meaning_rank is not None:
+        score += meaning_weight / (FUSION_K + meaning_rank + 1)
+    return score
+
+
+def meaning_weight(kind: str) -> float:
+    "How much the meaning pass counts for a result of this source kind."
+    from memdex.ingest import is_conversation
+
+    return CONVERSATION_MEANING if is_conversation(kind) else MEANING_WEIGHT
+
+
+def meaning_relevance(similarity: float) -> float:
+    "Relevance of a result only meaning found: its layer's weight x its cosine to the query."
+    return LAYER_WEIGHT[MEANING_LAYER] * max(0.0, min(similarity, 1.0))
 
 
 def bm25_params() -> dict[str, float]:

@@ -67,6 +67,8 @@ class SearchRequest:
     :param max_tokens: stop adding hits before their estimated tokens would pass this budget
     :param raw: treat ``query`` as an FTS5 expression (layers 1 and 3 only, no synonyms)
     :param full_text: include each hit's text (the chunk, or the whole document)
+    :param semantic: search by meaning too: True, False, or None for "when the index has
+        vectors" (the ``semantic`` extra and ``memdex embed``)
     """
 
     query: str
@@ -77,6 +79,7 @@ class SearchRequest:
     raw: bool = False
     filters: Filters = field(default_factory=Filters)
     full_text: bool = False
+    semantic: bool | None = None
 
     def check(self) -> None:
         "Raise InvalidParameter (or QuerySyntaxError) naming the option that cannot be used."
@@ -110,7 +113,7 @@ class SearchRequest:
             if name in _OPTIONS:
                 expected = _OPTIONS[name]
                 if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-                    if not (value is None and name == "max_tokens"):
+                    if not (value is None and name in ("max_tokens", "semantic")):
                         raise InvalidParameter(f"option {name!r} must be {expected.__name__}, not {value!r}")
                 values[_RENAMED.get(name, name)] = value
             elif name in _FILTERS:
@@ -141,6 +144,7 @@ _OPTIONS: dict[str, type] = {
     "raw": bool,
     "full": bool,
     "synonyms": bool,
+    "semantic": bool,
 }
 _RENAMED = {"full": "full_text", "synonyms": "use_synonyms"}
 _FILTERS: dict[str, type] = {

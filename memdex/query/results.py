@@ -29,6 +29,8 @@ class Candidate:
     layer: int
     score: float  # higher is better; comparable within one stage
     chunks: dict[int, float] = field(default_factory=dict)  # chunk id -> score
+    similarity: float | None = None  # cosine to the query, when the meaning pass found it
+    fused: float = 0.0  # score after fusing words and meaning
 
 
 MAX_MATCHING_CHUNKS = 50
@@ -100,12 +102,16 @@ def build_hits(
         own = texts.chunks.get(cand.document_id, [])
         matching = texts.ranked_chunks(cand.document_id)
         best: sqlite3.Row | None
+        only_meaning = cand.layer == ranking.MEANING_LAYER
         if granularity == "chunk":
             best = texts.by_id[next(iter(cand.chunks))]
             scope = [best]
             size, tokens = best["size_bytes"], best["est_tokens"]
         else:
-            best = matching[0][1] if matching else (own[0] if own else None)
+            if only_meaning:  # its passage is the one nearest the query
+                best = texts.by_id.get(next(iter(cand.chunks)))
+            else:
+                best = matching[0][1] if matching else (own[0] if own else None)
             scope = own
             size, tokens = doc["size_bytes"], doc["est_tokens"]
         if not budget.take(tokens):
@@ -115,6 +121,11 @@ def build_hits(
         )
         strength = cand.score / top_score[cand.stage] if top_score.get(cand.stage) else 1.0
         relevance = ranking.relevance(cand.layer, coverage, strength)
+        if cand.similarity is not None:
+            passage = (best["heading"] or doc["title"]) if best is not None else doc["title"]
+            explainer.near(why, cand.similarity, passage, only_meaning)
+            if only_meaning:
+                relevance = ranking.meaning_relevance(cand.similarity)
         hit = Hit(
             id=doc["id"],
             key=doc["key"],

@@ -6,13 +6,11 @@ import logging
 import os
 import shutil
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import click
 
-from memdex.doors.cli import cli, connect, echo_json
+from memdex.doors.cli import cli, connect, echo_json, progress_bar
 from memdex.store import db
 
 
@@ -76,7 +74,7 @@ def index(
     report = index_exclusive(
         ctx.obj,
         request,
-        progress=None if quiet or as_json else _progress(),
+        progress=None if quiet or as_json else progress_bar("Indexing"),
         on_handoff=lambda h: click.echo(
             f"memdex watch (pid {h.get('pid')}) is running: it does this indexing.", err=True
         ),
@@ -89,28 +87,6 @@ def index(
         if not as_json:
             click.echo(skipped_text(report), err=True)
         ctx.exit(1)
-
-
-def _progress() -> Callable[[int, int], None] | None:
-    "A progress bar on stderr for long runs on a terminal; nothing when piped."
-    if not sys.stderr.isatty():
-        return None
-    state: dict[str, Any] = {}
-
-    def update(done: int, total: int) -> None:
-        if total < 500:
-            return
-        if "bar" not in state or state["total"] != total:
-            state["bar"] = click.progressbar(length=total, label="Indexing", file=sys.stderr)
-            state["total"], state["done"] = total, 0
-            state["bar"].__enter__()
-        state["bar"].update(done - state["done"])
-        state["done"] = done
-        if done == total:
-            state["bar"].__exit__(None, None, None)
-            del state["bar"]
-
-    return update
 
 
 @cli.command()

@@ -1,0 +1,147 @@
+"""The meaning pass of a search: the chunks nearest the query, filtered like the words' layers.
+
+:func:`meaning_pass` never fails a search: when meaning cannot run (no extra, no vectors,
+model files gone) it returns a pass that says why, and the search is the words' alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memdex.errors import MemdexError
+from memdex.query import ranking
+from memdex.query.meaning import available
+from memdex.store import db
+
+if TYPE_CHECKING:
+    from memdex.query.meaning.encoder import Encoder
+
+MODEL_ENV = "MEMDEX_EMBED_MODEL"  # the embedding model's folder or hub name
+
+
+@dataclass
+class Near:
+    "A chunk the meaning pass found: its document, its cosine to the query, its kind."
+
+    chunk_id: int
+    document_id: int
+    similarity: float
+    kind: str
+
+
+@dataclass
+class MeaningPass:
+    used: bool
+    reason: str | None = None  # why it was not used
+    model: str | None = None
+    ms: float = 0.0
+    near: list[Near] = field(default_factory=list)  # nearest first, filters applied
+    asked: bool = False  # --semantic given: a reason it is off is worth a note
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"used": self.used, "model": self.model, "ms": self.ms}
+        if self.reason:
+            out["reason"] = self.reason
+        if self.used:
+            out["found"] = len(self.near)
+        return out
+
+    @property
+    def note(self) -> str | None:
+        "A line for the results' notes: only when meaning was asked for, or could have run."
+        if self.used or not self.reason:
+            return None
+        if self.asked or self.model is not None:
+            return f"meaning off: {self.reason}"
+        return None
+
+
+_encoders: dict[Path, Encoder] = {}
+_lock = threading.Lock()
+
+
+def query_encoder(path: Path) -> Encoder:
+    "The encoder for queries from the model at ``path``, loaded once per process."
+    from memdex.query.meaning.encoder import Encoder
+    from memdex.query.meaning.model import load_spec
+
+    with _lock:
+        if path not in _encoders:
+            _encoders[path] = Encoder(load_spec(path), backend="numpy")
+        return _encoders[path]
+
+
+def current_model(conn: sqlite3.Connection) -> sqlite3.Row | None:
+    "The model the index's newest vectors come from."
+    return conn.execute(db.query("embedding_model_current")).fetchone()
+
+
+def meaning_pass(
+    conn: sqlite3.Connection, text: str, semantic: bool | None, filter_params: dict[str, Any]
+) -> MeaningPass:
+    """The chunks nearest ``text`` that pass the filters, when meaning is on.
+
+    :param semantic: True (asked for), False (turned off) or None (on when vectors exist)
+    """
+    if semantic is False:
+        return MeaningPass(False, "turned off (--no-semantic)")
+    asked = semantic is True
+    missing = available()
+    if missing:
+        return MeaningPass(False, missing, asked=asked)
+    row = current_model(conn)
+    if row is None:
+        return MeaningPass(False, "no vectors in this index (run `memdex embed`)", asked=asked)
+    model = row["name"]
+    started = time.perf_counter()
+    try:
+        encoder = query_encoder(_model_path(row["source"]))
+    except MemdexError as exc:
+        return MeaningPass(False, str(exc), model=model, asked=asked)
+    if encoder.spec.name != model:
+        return MeaningPass(
+            False,
+            f"the index's vectors are from {model}, the model at {encoder.spec.path} is "
+            f"{encoder.spec.name}: run `memdex embed --model {encoder.spec.path}`",
+            model=model,
+            asked=asked,
+        )
+    from memdex.query.meaning.vectors import matrix
+
+    vectors = matrix(conn, model)
+    query = encoder.encode_queries([text])[0]
+    nearest = [
+        (cid, sim)
+        for cid, sim in vectors.nearest(query, ranking.MEANING_DEPTH)
+        if sim >= ranking.MIN_SIMILARITY
+    ]
+    similarity = dict(nearest)
+    rows = conn.execute(
+        db.query("semantic_chunks"), {**filter_params, "ids": json.dumps([cid for cid, _ in nearest])}
+    ).fetchall()
+    near = [Near(r["chunk_id"], r["document_id"], similarity[r["chunk_id"]], r["kind"]) for r in rows]
+    ms = round((time.perf_counter() - started) * 1000, 3)
+    return MeaningPass(True, model=model, ms=ms, near=near, asked=asked)
+
+
+def _model_path(source: str) -> Path:
+    "Where the model's files are: $MEMDEX_EMBED_MODEL when set, else where `memdex embed` read them."
+    override = os.environ.get(MODEL_ENV)
+    if override:
+        from memdex.query.meaning.model import resolve_model
+
+        return resolve_model(override)
+    path = Path(source)
+    if not path.is_dir():
+        raise MemdexError(
+            f"the embedding model is no longer at {path}: set {MODEL_ENV} to its folder, "
+            "or run `memdex embed --model PATH` again"
+        )
+    return path

@@ -1,0 +1,212 @@
+"""Search by meaning: `memdex embed`, vectors in the index, the meaning pass and its fusion,
+with the real all-MiniLM-L6-v2 files from ../shared/data/models and real SQLite files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("numpy")
+pytest.importorskip("tokenizers")
+pytest.importorskip("safetensors")
+
+from memdex.query.meaning.encoder import Encoder  # noqa: E402
+from memdex.query.meaning.model import load_spec  # noqa: E402
+
+from memdex import search  # noqa: E402
+from memdex.doors.cli import cli  # noqa: E402
+from memdex.ingest.pipeline import index_paths  # noqa: E402
+from memdex.query.meaning.embed import embed, missing  # noqa: E402
+from memdex.store import db  # noqa: E402
+
+from .conftest import shared  # noqa: E402
+
+# A question in other words than the memory's: the outage retro speaks of "search returned
+# nothing" and "the full-text index was never rebuilt".
+PARAPHRASE = "lookups gave back zero hits for hours after a schema migration"
+OUTAGE = "Retro: the search outage of 14 October"
+
+
+@pytest.fixture(scope="module")
+def model_dir() -> Path:
+    return shared("models", "all-MiniLM-L6-v2")
+
+
+@pytest.fixture(scope="module")
+def encoder(model_dir: Path) -> Encoder:
+    return Encoder(load_spec(model_dir))
+
+
+def _run(db_path: Path, *args: str) -> object:
+    result = CliRunner().invoke(cli, ["--db", str(db_path), *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_embed_gives_every_chunk_a_vector_once(
+    sample: sqlite3.Connection, db_path: Path, model_dir: Path
+) -> None:
+    chunks = sample.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    first = json.loads(_run(db_path, "embed", "--model", str(model_dir), "--json").stdout)
+    assert first["embedded"] + first["reused"] == chunks and first["embedded"] > 0
+    stored = sample.execute("SELECT count(*), count(DISTINCT chunk_id) FROM chunk_vectors").fetchone()
+    assert tuple(stored) == (chunks, chunks)
+    again = json.loads(_run(db_path, "embed", "--model", str(model_dir), "--json").stdout)
+    assert again["embedded"] == 0 and again["reused"] == 0
+    status = json.loads(_run(db_path, "status", "--json").stdout)
+    (model,) = status["semantic"]["models"]
+    assert model["vectors"] == chunks and model["name"] == load_spec(model_dir).name
+
+
+def test_a_changed_chunk_is_embedded_again_and_an_unchanged_one_reuses_its_vector(
+    sample: sqlite3.Connection, sample_copy: Path, encoder: Encoder
+) -> None:
+    embed(sample, encoder)
+    note = sample_copy / "memories" / "episodes" / "user" / "2025-10-14-outage-retro.memory.md"
+    text = note.read_text()
+    note.write_text(text.replace("pages on zero results.", "pages the on-call engineer on zero results."))
+    index_paths(sample, [sample_copy / "memories"])
+    assert missing(sample, encoder.spec.name) > 0  # the file's chunks have new ids
+    report = embed(sample, encoder)
+    assert report.embedded >= 1  # the section whose text changed
+    assert report.reused >= 1  # the title section, unchanged, under a new id
+    assert report.removed >= 1  # the old ids' vectors are collected
+    assert missing(sample, encoder.spec.name) == 0
+
+
+def test_a_paraphrase_is_found_by_meaning_and_says_so(sample: sqlite3.Connection, encoder: Encoder) -> None:
+    words_only = search(sample, PARAPHRASE, semantic=False)
+    assert OUTAGE not in [h.title for h in words_only.hits[:3]]
+    assert words_only.semantic == {
+        "used": False,
+        "model": None,
+        "ms": 0.0,
+        "reason": "turned off (--no-semantic)",
+    }
+    embed(sample, encoder)
+    result = search(sample, PARAPHRASE)
+    assert (
+        result.semantic is not None
+        and result.semantic["used"]
+        and result.semantic["model"] == encoder.spec.name
+    )
+    hit = next(h for h in result.hits if h.title == OUTAGE)
+    assert result.hits.index(hit) < 3
+    why = hit.why_relevant
+    assert why["similarity"] > 0.3
+    if hit.match_layer == 5:  # found by meaning alone: its own layer, the passage it matched
+        assert why["layer_name"] == "meaning" and why["match"] == "meaning" and why["passage"]
+        assert why["summary"].startswith("layer 5 (meaning): similarity")
+
+
+def test_exact_names_stay_the_words_job(sample: sqlite3.Connection, encoder: Encoder) -> None:
+    "A query whose words all match keeps the words' results first, in the words' order."
+    embed(sample, encoder)
+    for query in ("worktree cleanup", "postgres billing", "Chatty"):
+        words = [h.id for h in search(sample, query, semantic=False).hits if h.match_layer <= 4]
+        fused = [h.id for h in search(sample, query).hits]
+        assert fused[: len(words)] == words, query
+
+
+def test_filters_apply_to_what_meaning_finds(sample: sqlite3.Connection, encoder: Encoder) -> None:
+    embed(sample, encoder)
+    result = search(sample, PARAPHRASE, filters=memdex_filters(kinds=["note"]))
+    assert result.hits and {h.kind for h in result.hits} == {"note"}
+
+
+def memdex_filters(**fields: object) -> object:
+    from memdex import Filters
+
+    return Filters(**fields)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("query", ['"', "AND", "NEAR(", "foo:", "-x", "*", "日本語のメモ", "x" * 10_000])
+def test_hostile_queries_with_meaning_on(sample: sqlite3.Connection, encoder: Encoder, query: str) -> None:
+    embed(sample, encoder)
+    result = search(sample, query, semantic=True)
+    assert result.semantic is not None
+    assert isinstance(result.hits, list)
+
+
+def test_without_vectors_meaning_is_off_and_says_why(sample: sqlite3.Connection, db_path: Path) -> None:
+    quiet = search(sample, PARAPHRASE)
+    assert quiet.semantic is not None and quiet.semantic["used"] is False
+    assert "no vectors" in quiet.semantic["reason"] and not any("meaning off" in n for n in quiet.notes)
+    asked = json.loads(_run(db_path, "search", PARAPHRASE, "--semantic", "--json").stdout)
+    assert "meaning off: no vectors in this index (run `memdex embed`)" in asked["notes"]
+
+
+def test_a_model_that_moved_turns_meaning_off_with_a_note(
+    sample: sqlite3.Connection, model_dir: Path, tmp_path: Path, db_path: Path
+) -> None:
+    moved = tmp_path / "model"
+    shutil.copytree(model_dir, moved)
+    embed(sample, Encoder(load_spec(moved)))
+    shutil.rmtree(moved)
+    out = json.loads(_run(db_path, "search", PARAPHRASE, "--json").stdout)
+    assert out["semantic"]["used"] is False
+    assert any(n.startswith("meaning off: the embedding model is no longer at") for n in out["notes"])
+    assert out["results"] or out["found"] == 0  # the words' search still ran
+
+
+def test_drop_removes_the_vectors(
+    sample: sqlite3.Connection, db_path: Path, encoder: Encoder, model_dir: Path
+) -> None:
+    embed(sample, encoder)
+    out = json.loads(_run(db_path, "embed", "--drop", "--json").stdout)
+    assert out["dropped"] > 0
+    assert sample.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0] == 0
+    assert search(sample, PARAPHRASE).semantic["used"] is False  # type: ignore[index]
+
+
+def test_the_semantic_switch_reaches_batch_and_mcp_requests(
+    sample: sqlite3.Connection, encoder: Encoder
+) -> None:
+    from memdex.doors.batch import run_batch
+
+    embed(sample, encoder)
+    lines = [
+        json.dumps({"id": 1, "query": PARAPHRASE, "semantic": False}),
+        json.dumps({"id": 2, "query": PARAPHRASE}),
+    ]
+    off, on = list(run_batch(sample, lines))
+    assert OUTAGE not in [r["title"] for r in off["results"][:3]]
+    assert OUTAGE in [r["title"] for r in on["results"][:3]]
+
+
+def test_embed_resumes_after_kill_9(tmp_path: Path, model_dir: Path) -> None:
+    "Killed mid-run, `memdex embed` keeps what it committed and the next run finishes the rest."
+    db_path = tmp_path / "serena.db"
+    conn = db.connect(db_path)
+    index_paths(conn, [shared("serena-memories", "git")])  # 61 memories, a few hundred chunks
+    chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memdex", "--db", str(db_path), "embed", "--model", str(model_dir)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    done = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        done = conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0]
+        if done > 0:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    kept = conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0]
+    assert kept >= done > 0
+    assert db.check(conn) == []
+    report = embed(conn, Encoder(load_spec(model_dir)))
+    assert report.embedded + report.reused == chunks - kept
+    assert conn.execute("SELECT count(DISTINCT chunk_id) FROM chunk_vectors").fetchone()[0] == chunks
+    conn.close()
