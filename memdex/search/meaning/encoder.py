@@ -172,13 +172,19 @@ def _layer_norm(x: FloatArray, weight: FloatArray, bias: FloatArray, eps: float)
     return centred
 
 
+def _gelu_rows_(x: FloatArray, rows: int = 64) -> None:
+    "GELU in place a few rows at a time: its many passes then run in cache, not memory"
+    for start in range(0, x.shape[0], rows):
+        _gelu_(x[start : start + rows])
+
+
 def forward_numpy(weights: BertWeights, spec: ModelSpec, ids: IntArray, mask: IntArray) -> FloatArray:
     "The last hidden states, (batch, tokens, hidden), of a padded batch"
     batch, width = ids.shape
     heads = spec.num_heads
     eps = spec.layer_norm_eps
-    x = weights.word[ids]
-    x += weights.position[:width]
+    x = weights.word[ids.reshape(-1)]  # one row per token: the linear layers are then one matrix product
+    x += np.tile(weights.position[:width], (batch, 1))
     x = _layer_norm(x, weights.norm, weights.norm_bias, eps)
     padding = ((1 - mask) * _MASKED).astype(np.float32)[:, None, None, :]
     for layer in weights.layers:
@@ -190,19 +196,19 @@ def forward_numpy(weights: BertWeights, spec: ModelSpec, ids: IntArray, mask: In
         scores -= scores.max(axis=-1, keepdims=True)
         np.exp(scores, out=scores)
         scores /= scores.sum(axis=-1, keepdims=True)
-        context = (scores @ value).transpose(0, 2, 1, 3).reshape(batch, width, -1)
+        context = (scores @ value).transpose(0, 2, 1, 3).reshape(batch * width, -1)
         attended = context @ layer.attn_out
         attended += layer.attn_out_bias
         attended += x
         x = _layer_norm(attended, layer.attn_norm, layer.attn_norm_bias, eps)
         inner = x @ layer.up
         inner += layer.up_bias
-        _gelu_(inner)
+        _gelu_rows_(inner)
         out: FloatArray = np.matmul(inner, layer.down)
         out += layer.down_bias
         out += x
         x = _layer_norm(out, layer.out_norm, layer.out_norm_bias, eps)
-    return x
+    return x.reshape(batch, width, -1)
 
 
 # ---------------------------------------------------------------------------------------------
