@@ -4,6 +4,7 @@ sentence-transformers, both backends agreeing, and clear errors for missing or f
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -174,3 +175,29 @@ def test_model_module_does_not_import_numpy() -> None:
     "Reading a model's description stays cheap: numpy loads only with the encoder"
     code = "import sys, memdex.search.meaning.model; assert 'numpy' not in sys.modules, 'numpy imported'"
     subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parents[1], check=True)
+
+
+def test_hub_name_found_in_the_cache_offline_gets_the_folders_name(tmp_path: Path) -> None:
+    "A model in the Hugging Face cache resolves without the network and keys vectors like its folder"
+    pytest.importorskip("huggingface_hub")
+    repo = tmp_path / "hub" / "models--sentence-transformers--all-MiniLM-L6-v2"
+    commit = "0" * 40
+    copy_small_files(repo / "snapshots" / commit)
+    (repo / "snapshots" / commit / "model.safetensors").symlink_to(MODEL / "model.safetensors")
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    code = (
+        "from memdex.search.meaning.model import load_spec, resolve_model; "
+        "print(load_spec(resolve_model('sentence-transformers/all-MiniLM-L6-v2')).name)"
+    )
+    env = {**os.environ, "HF_HOME": str(tmp_path), "HF_HUB_OFFLINE": "1"}
+    env.pop("HF_HUB_CACHE", None)
+    found = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).parents[1],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert found.stdout.strip() == load_spec(MODEL).name
