@@ -101,17 +101,23 @@ def resolve_model(name_or_path: str = DEFAULT_MODEL) -> Path:
         raise MemdexError(
             f"Cannot fetch the model {repo_id!r}: huggingface_hub is not installed; {_how_to_point()}."
         ) from None
+    cached = None
     try:
-        return Path(snapshot_download(repo_id, allow_patterns=_HUB_FILES, local_files_only=True))
+        cached = Path(snapshot_download(repo_id, allow_patterns=_HUB_FILES, local_files_only=True))
     except Exception:  # not in the cache: a LocalEntryNotFoundError, or a bad name
         pass
+    if cached and all((cached / file).is_file() for file in REQUIRED_FILES):
+        return cached
     if _hub_offline():
+        if cached:  # incomplete: load_spec names the missing file
+            return cached
         why = "it is not in the Hugging Face cache and HF_HUB_OFFLINE is set"
     else:
         try:
             return Path(snapshot_download(repo_id, allow_patterns=_HUB_FILES))
         except Exception as error:  # network, unknown repository, gated model, disk full
-            why = f"it is not in the Hugging Face cache and downloading it failed ({type(error).__name__})"
+            detail = f"{type(error).__name__}: {(str(error).strip().splitlines() or [''])[0][:200]}"
+            why = f"it is not in the Hugging Face cache and downloading it failed ({detail})"
     raise MemdexError(f"Cannot find the sentence-embedding model {repo_id!r}: {why}; {_how_to_point()}.")
 
 
