@@ -8,19 +8,21 @@ onnxruntime is installed). The graph is written as ONNX protobuf bytes directly,
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import math
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from memdex.errors import InvalidParameter, MemdexError
 from memdex.search.meaning.model import ModelSpec
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 Backend = Literal["auto", "numpy", "onnx"]
 BACKENDS: tuple[str, ...] = ("auto", "numpy", "onnx")
@@ -368,7 +370,7 @@ def onnxruntime_available() -> bool:
 
 class _OnnxRunner:
     def __init__(self, model: bytes, threads: int | None) -> None:
-        import onnxruntime
+        import onnxruntime  # type: ignore[import-untyped,unused-ignore]
 
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads or 0  # 0: onnxruntime's default, one per physical core
@@ -383,16 +385,6 @@ class _OnnxRunner:
     def __call__(self, ids: IntArray, mask: IntArray) -> FloatArray:
         hidden: FloatArray = self._session.run(["hidden"], {"input_ids": ids, "attention_mask": mask})[0]
         return hidden
-
-
-def _blas_threads(threads: int | None) -> contextlib.AbstractContextManager[object]:
-    "Limit numpy's BLAS threads when threadpoolctl is installed; otherwise leave BLAS as configured"
-    if threads is None or importlib.util.find_spec("threadpoolctl") is None:
-        return contextlib.nullcontext()
-    from threadpoolctl import threadpool_limits
-
-    limits: contextlib.AbstractContextManager[object] = threadpool_limits(limits=threads, user_api="blas")
-    return limits
 
 
 # ---------------------------------------------------------------------------------------------
@@ -410,8 +402,9 @@ def _pool(hidden: FloatArray, mask: IntArray, pooling: str) -> FloatArray:
 class Encoder:
     """Sentence vectors for queries and passages from one model.
 
-    ``batch_size`` texts of similar length run together; ``threads`` caps the cores used (None:
-    onnxruntime's default of one per physical core, or BLAS's own setting for numpy);
+    ``batch_size`` texts of similar length run together; ``threads`` caps the cores onnxruntime
+    uses (None: one per physical core); the numpy backend leaves threads to BLAS, whose own
+    setting (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS) applies;
     ``backend`` is "onnx" (needs onnxruntime), "numpy", or "auto" for onnx when it is installed.
     """
 
@@ -444,7 +437,7 @@ class Encoder:
             self._run = lambda ids, mask: forward_numpy(weights, spec, ids, mask)
 
     @staticmethod
-    def _load_tokenizer(spec: ModelSpec) -> Any:
+    def _load_tokenizer(spec: ModelSpec) -> Tokenizer:
         from tokenizers import Tokenizer
 
         try:
@@ -472,7 +465,7 @@ class Encoder:
         if isinstance(texts, str):
             raise InvalidParameter("Encoder.encode takes a sequence of texts, not one string.")
         out = np.zeros((len(texts), self.spec.dim), dtype=np.float32)
-        if not texts:
+        if len(texts) == 0:
             return out
         prepared = [prefix + text for text in texts]
         if self.spec.do_lower_case:
@@ -480,17 +473,16 @@ class Encoder:
         encodings = self._tokenizer.encode_batch(prepared)
         lengths = np.array([len(encoding.ids) for encoding in encodings])
         order = np.argsort(-lengths, kind="stable")  # longest first: similar lengths share a batch
-        with _blas_threads(self.threads if self.backend == "numpy" else None):
-            for start in range(0, len(order), self.batch_size):
-                chosen = order[start : start + self.batch_size]
-                width = int(lengths[chosen[0]])
-                ids = np.zeros((len(chosen), width), dtype=np.int64)
-                mask = np.zeros((len(chosen), width), dtype=np.int64)
-                for row, index in enumerate(chosen):
-                    encoding = encodings[index]
-                    ids[row, : len(encoding.ids)] = encoding.ids
-                    mask[row, : len(encoding.ids)] = encoding.attention_mask
-                out[chosen] = _pool(self._run(ids, mask), mask, self.spec.pooling)
+        for start in range(0, len(order), self.batch_size):
+            chosen = order[start : start + self.batch_size]
+            width = int(lengths[chosen[0]])
+            ids = np.zeros((len(chosen), width), dtype=np.int64)
+            mask = np.zeros((len(chosen), width), dtype=np.int64)
+            for row, index in enumerate(chosen):
+                encoding = encodings[index]
+                ids[row, : len(encoding.ids)] = encoding.ids
+                mask[row, : len(encoding.ids)] = encoding.attention_mask
+            out[chosen] = _pool(self._run(ids, mask), mask, self.spec.pooling)
         if self.spec.normalize:
             out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), np.float32(1e-12))
         return out
