@@ -18,8 +18,8 @@ pytest.importorskip("safetensors")
 pytest.importorskip("tokenizers")
 
 from memdex.errors import MemdexError  # noqa: E402
-from memdex.search.meaning.encoder import Encoder, onnxruntime_available  # noqa: E402
-from memdex.search.meaning.model import (  # noqa: E402
+from memdex.query.meaning.encoder import Encoder, onnxruntime_available  # noqa: E402
+from memdex.query.meaning.model import (  # noqa: E402
     BGE_QUERY_INSTRUCTION,
     MODEL_ENV,
     ModelSpec,
@@ -173,7 +173,7 @@ def test_unknown_hub_model_offline_says_how_to_point_at_a_folder(
 
 def test_model_module_does_not_import_numpy() -> None:
     "Reading a model's description stays cheap: numpy loads only with the encoder"
-    code = "import sys, memdex.search.meaning.model; assert 'numpy' not in sys.modules, 'numpy imported'"
+    code = "import sys, memdex.query.meaning.model; assert 'numpy' not in sys.modules, 'numpy imported'"
     subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parents[1], check=True)
 
 
@@ -187,7 +187,7 @@ def test_hub_name_found_in_the_cache_offline_gets_the_folders_name(tmp_path: Pat
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text(commit)
     code = (
-        "from memdex.search.meaning.model import load_spec, resolve_model; "
+        "from memdex.query.meaning.model import load_spec, resolve_model; "
         "print(load_spec(resolve_model('sentence-transformers/all-MiniLM-L6-v2')).name)"
     )
     env = {**os.environ, "HF_HOME": str(tmp_path), "HF_HUB_OFFLINE": "1"}

@@ -119,6 +119,10 @@ class Tools:
         retrieval_dir: Annotated[
             str | None, Field(description="Folder for retrieve_artifacts, outside the indexed roots.")
         ] = None,
+        semantic: Annotated[
+            bool | None,
+            Field(description="Search by meaning too; default: when the index has vectors (memdex embed)."),
+        ] = None,
     ) -> CallToolResult:
         """Search memories, notes and chat archives with memdex's four-layer cascade (topics,
         topics+synonyms, content, content+synonyms), or answer a question with citations.

@@ -109,6 +109,7 @@ def status_text(info: dict[str, Any]) -> str:
     if info["kinds"]:
         lines.append("Kinds: " + ", ".join(f"{k['kind']} {_n(k['documents'])}" for k in info["kinds"]))
     lines += _writer_lines(info["writer"])
+    lines.append(_semantic_line(info["semantic"]))
     lines.append("Roots:" if info["roots"] else "Roots: none yet (run `memdex index PATH`)")
     for r in info["roots"]:
         kind = r["kind"] or r["detected_kind"]
@@ -123,6 +124,18 @@ def status_text(info: dict[str, Any]) -> str:
     for e in errors:
         lines.append(f"  {e['path']}: {e['reason']}")
     return "\n".join(lines)
+
+
+def _semantic_line(semantic: dict[str, Any]) -> str:
+    "Meaning: which model, and how many chunks have its vectors; or why it is off."
+    if not semantic["models"]:
+        why = semantic["missing"] or "no vectors yet (run `memdex embed`)"
+        return f"Meaning: off, {why}"
+    m = semantic["models"][0]
+    line = f"Meaning: {m['name']}, {_n(m['vectors'])} of {_n(semantic['chunks'])} chunks have vectors"
+    if not semantic["available"]:
+        line += f" (off here: {semantic['missing']})"
+    return line
 
 
 def _writer_lines(writer: dict[str, Any]) -> list[str]:

@@ -24,8 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdex.errors import QuerySyntaxError
 from memdex.models import Hit, LayerRun, SearchResult
-from memdex.query import synonyms
-from memdex.query import ranking
+from memdex.query import ranking, synonyms
 from memdex.query.ranking import (
     BODY_WEIGHT,
     CHUNK_CONTEXT_WEIGHT,
@@ -366,10 +365,12 @@ class _Cascade:
             cand.similarity = n.similarity
             cand.chunks.setdefault(n.chunk_id, 0.0)
             meaning_rank[id(cand)] = len(meaning_rank)
-            weight[id(cand)] = ranking.meaning_weight(n.kind)
+            weight[id(cand)] = ranking.meaning_weight(n.conversation)
         rest = [c for c in pool.values() if id(c) not in kept]
         for c in rest:
-            c.fused = ranking.fuse_score(words_rank.get(id(c)), meaning_rank.get(id(c)), weight.get(id(c), 0.0))
+            c.fused = ranking.fuse_score(
+                words_rank.get(id(c)), meaning_rank.get(id(c)), weight.get(id(c), 0.0)
+            )
         rest.sort(key=lambda c: -c.fused)
         self.order = head + rest
 

@@ -88,11 +88,9 @@ def fuse_score(
     return score
 
 
-def meaning_weight(kind: str) -> float:
-    "How much the meaning pass counts for a result of this source kind."
-    from memdex.ingest import is_conversation
-
-    return CONVERSATION_MEANING if is_conversation(kind) else MEANING_WEIGHT
+def meaning_weight(conversation: bool) -> float:
+    "How much the meaning pass counts for a result: from a conversation, or a memory or note."
+    return CONVERSATION_MEANING if conversation else MEANING_WEIGHT
 
 
 def meaning_relevance(similarity: float) -> float:

@@ -28,7 +28,16 @@ def status(conn: sqlite3.Connection, db_path: Path) -> dict[str, Any]:
         "roots": _roots(conn),
         "errors": [dict(r) for r in conn.execute(db.query("status_errors"))],
         "writer": writer_status(db_path),
+        "semantic": semantic_status(conn, counts["chunks"]),
     }
+
+
+def semantic_status(conn: sqlite3.Connection, chunks: int) -> dict[str, Any]:
+    "Search by meaning: whether it can run here, and the models with how many chunks have vectors."
+    from memdex.query.meaning import available
+
+    models = [dict(r) for r in conn.execute(db.query("embedding_models"))]
+    return {"available": available() is None, "missing": available(), "chunks": chunks, "models": models}
 
 
 def _roots(conn: sqlite3.Connection) -> list[dict[str, Any]]:

@@ -59,6 +59,11 @@ def search_options(f: Callable[..., Any]) -> Callable[..., Any]:
             "--raw", is_flag=True, help="QUERY is FTS5 syntax (AND, OR, NEAR, prefix*), used as is."
         ),
         click.option("--full", is_flag=True, help="Include each result's text in --json output."),
+        click.option(
+            "--semantic/--no-semantic",
+            default=None,
+            help="Search by meaning too (default: on when the index has vectors; see memdex embed).",
+        ),
     ]
     for option in reversed(options):
         f = option(f)
@@ -88,6 +93,7 @@ def request_from(query: str, kw: dict[str, Any]) -> SearchRequest:
         raw=kw["raw"],
         filters=filters,
         full_text=kw["full"],
+        semantic=kw["semantic"],
     )
 
 

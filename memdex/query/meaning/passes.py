@@ -28,12 +28,12 @@ MODEL_ENV = "MEMDEX_EMBED_MODEL"  # the embedding model's folder or hub name
 
 @dataclass
 class Near:
-    "A chunk the meaning pass found: its document, its cosine to the query, its kind."
+    "A chunk the meaning pass found: its document, its cosine to the query, what it is from."
 
     chunk_id: int
     document_id: int
     similarity: float
-    kind: str
+    conversation: bool  # from a chat (its document has a platform), not a memory or note
 
 
 @dataclass
@@ -126,7 +126,10 @@ def meaning_pass(
     rows = conn.execute(
         db.query("semantic_chunks"), {**filter_params, "ids": json.dumps([cid for cid, _ in nearest])}
     ).fetchall()
-    near = [Near(r["chunk_id"], r["document_id"], similarity[r["chunk_id"]], r["kind"]) for r in rows]
+    near = [
+        Near(r["chunk_id"], r["document_id"], similarity[r["chunk_id"]], bool(r["conversation"]))
+        for r in rows
+    ]
     ms = round((time.perf_counter() - started) * 1000, 3)
     return MeaningPass(True, model=model, ms=ms, near=near, asked=asked)
 

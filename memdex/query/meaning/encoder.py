@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memdex.errors import InvalidParameter, MemdexError
-from memdex.search.meaning.model import ModelSpec
+from memdex.query.meaning.model import ModelSpec
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer

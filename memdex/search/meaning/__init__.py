@@ -1,1 +1,0 @@
-"""Search by meaning: a local sentence-embedding model (BERT family, no torch) turns text into vectors."""
