@@ -136,10 +136,9 @@ def build(db_path: Path, roots: list[Path], model: Path | None, keep: bool) -> d
         out["index_seconds"] = memdex.index_paths(conn, roots).seconds
         conn.close()
     if model is not None:
+        from memdex.query.meaning.embed import embed
         from memdex.query.meaning.encoder import Encoder
         from memdex.query.meaning.model import load_spec
-
-        from memdex.query.meaning.embed import embed
 
         conn = memdex.open_index(db_path)
         report = embed(conn, Encoder(load_spec(model)))

@@ -17,7 +17,7 @@ np = pytest.importorskip("numpy")
 pytest.importorskip("safetensors")
 pytest.importorskip("tokenizers")
 
-from memdex.errors import MemdexError  # noqa: E402
+from memdex.errors import InvalidParameter, MemdexError  # noqa: E402
 from memdex.query.meaning.encoder import Encoder, onnxruntime_available  # noqa: E402
 from memdex.query.meaning.model import (  # noqa: E402
     BGE_QUERY_INSTRUCTION,
@@ -201,3 +201,15 @@ def test_hub_name_found_in_the_cache_offline_gets_the_folders_name(tmp_path: Pat
         check=True,
     )
     assert found.stdout.strip() == load_spec(MODEL).name
+
+
+def test_bad_options_are_refused_before_loading(spec: ModelSpec) -> None:
+    with pytest.raises(InvalidParameter, match="torch"):
+        Encoder(spec, backend="torch")  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameter, match="batch size"):
+        Encoder(spec, batch_size=0)
+
+
+def test_one_string_is_not_taken_for_a_list_of_characters(encoder: Encoder) -> None:
+    with pytest.raises(InvalidParameter, match="sequence of texts"):
+        encoder.encode_queries("backup")

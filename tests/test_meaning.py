@@ -22,7 +22,7 @@ pytest.importorskip("safetensors")
 from memdex import search  # noqa: E402
 from memdex.doors.cli import cli  # noqa: E402
 from memdex.ingest.pipeline import index_paths  # noqa: E402
-from memdex.query.meaning.embed import embed, missing  # noqa: E402
+from memdex.query.meaning.embed import embed, missing, passage_encoder, vector_model  # noqa: E402
 from memdex.query.meaning.encoder import Encoder  # noqa: E402
 from memdex.query.meaning.model import load_spec  # noqa: E402
 from memdex.store import db  # noqa: E402
@@ -42,7 +42,7 @@ def model_dir() -> Path:
 
 @pytest.fixture(scope="module")
 def encoder(model_dir: Path) -> Encoder:
-    return Encoder(load_spec(model_dir))
+    return passage_encoder(load_spec(model_dir))
 
 
 def _run(db_path: Path, *args: str) -> object:
@@ -63,7 +63,7 @@ def test_embed_gives_every_chunk_a_vector_once(
     assert again["embedded"] == 0 and again["reused"] == 0
     status = json.loads(_run(db_path, "status", "--json").stdout)
     (model,) = status["semantic"]["models"]
-    assert model["vectors"] == chunks and model["name"] == load_spec(model_dir).name
+    assert model["vectors"] == chunks and model["name"] == vector_model(load_spec(model_dir))
 
 
 def test_a_changed_chunk_is_embedded_again_and_an_unchanged_one_reuses_its_vector(
@@ -74,12 +74,12 @@ def test_a_changed_chunk_is_embedded_again_and_an_unchanged_one_reuses_its_vecto
     text = note.read_text()
     note.write_text(text.replace("pages on zero results.", "pages the on-call engineer on zero results."))
     index_paths(sample, [sample_copy / "memories"])
-    assert missing(sample, encoder.spec.name) > 0  # the file's chunks have new ids
+    assert missing(sample, vector_model(encoder.spec)) > 0  # the file's chunks have new ids
     report = embed(sample, encoder)
     assert report.embedded >= 1  # the section whose text changed
     assert report.reused >= 1  # the title section, unchanged, under a new id
     assert report.removed >= 1  # the old ids' vectors are collected
-    assert missing(sample, encoder.spec.name) == 0
+    assert missing(sample, vector_model(encoder.spec)) == 0
 
 
 def test_a_paraphrase_is_found_by_meaning_and_says_so(sample: sqlite3.Connection, encoder: Encoder) -> None:
@@ -96,7 +96,7 @@ def test_a_paraphrase_is_found_by_meaning_and_says_so(sample: sqlite3.Connection
     assert (
         result.semantic is not None
         and result.semantic["used"]
-        and result.semantic["model"] == encoder.spec.name
+        and result.semantic["model"] == vector_model(encoder.spec)
     )
     hit = result.hits[0]
     assert hit.title == OUTAGE and hit.match_layer == 5  # found by meaning alone: its own layer
@@ -155,7 +155,7 @@ def test_a_model_that_moved_turns_meaning_off_with_a_note(
 ) -> None:
     moved = tmp_path / "model"
     shutil.copytree(model_dir, moved)
-    embed(sample, Encoder(load_spec(moved)))
+    embed(sample, passage_encoder(load_spec(moved)))
     shutil.rmtree(moved)
     out = json.loads(_run(db_path, "search", PARAPHRASE, "--json").stdout)
     assert out["semantic"]["used"] is False
@@ -211,7 +211,7 @@ def test_embed_resumes_after_kill_9(tmp_path: Path, model_dir: Path) -> None:
     kept = conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0]
     assert kept >= done > 0
     assert db.check(conn) == []
-    report = embed(conn, Encoder(load_spec(model_dir)))
+    report = embed(conn, passage_encoder(load_spec(model_dir)))
     assert report.embedded + report.reused == chunks - kept
     assert conn.execute("SELECT count(DISTINCT chunk_id) FROM chunk_vectors").fetchone()[0] == chunks
     conn.close()

@@ -55,10 +55,10 @@ def embed(
     if missing:
         raise Failure(f"Search by meaning needs the semantic extra: {missing}.")
     from memdex.query.meaning.embed import embed as embed_chunks
-    from memdex.query.meaning.encoder import Encoder
+    from memdex.query.meaning.embed import passage_encoder
     from memdex.query.meaning.model import load_spec, resolve_model
 
-    encoder = Encoder(load_spec(resolve_model(model)), batch_size=batch_size, threads=threads)
+    encoder = passage_encoder(load_spec(resolve_model(model)), batch_size=batch_size, threads=threads)
     report = embed_chunks(conn, encoder, progress=progress_bar("Embedding", min_total=50))
     if as_json:
         echo_json(report.to_dict())
@@ -71,6 +71,7 @@ def embed(
 
 def _model_name(model: str) -> str:
     "The stored name of a model given by folder or hub name (what its vectors are keyed by)."
+    from memdex.query.meaning.embed import vector_model
     from memdex.query.meaning.model import load_spec, resolve_model
 
-    return load_spec(resolve_model(model)).name
+    return vector_model(load_spec(resolve_model(model)))

@@ -13,18 +13,26 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
+from memdex.errors import InvalidParameter
 from memdex.query.meaning.vectors import forget, quantize, text_hash
 from memdex.store import db
 from memdex.utils import utc_stamp
 
 if TYPE_CHECKING:
     from memdex.query.meaning.encoder import Encoder
+    from memdex.query.meaning.model import ModelSpec
 
 BATCH = 64  # chunks per transaction: a kill loses at most this much work
-MAX_TEXT_CHARS = 4000  # the model reads at most 256 word pieces; no need to tokenise more
+# A chunk's vector is made from its first PASSAGE_WORD_PIECES word pieces: the heading path
+# (document title and section) and the section's opening. The model's cost grows with the
+# word pieces it reads; at 64, the 6,656 chunks of the Serena corpus take about two minutes on
+# two cores (scripts/bench.py meaning), at 256 four times that. all-MiniLM-L6-v2 was trained
+# on 128 at most.
+PASSAGE_WORD_PIECES = 64
+MAX_TEXT_CHARS = 2000  # more than 64 word pieces ever need; no need to tokenise the rest
 
 Progress = Callable[[int, int], None]  # (done, total)
 
@@ -47,6 +55,18 @@ def passage_text(heading: str, text: str) -> str:
     return body[:MAX_TEXT_CHARS]
 
 
+def vector_model(spec: ModelSpec) -> str:
+    "The name a model's chunk vectors are stored under: the model and the passage length."
+    return f"{spec.name}@{PASSAGE_WORD_PIECES}"
+
+
+def passage_encoder(spec: ModelSpec, **options: Any) -> Encoder:
+    "An encoder for chunk texts: the model, reading at most PASSAGE_WORD_PIECES of each."
+    from memdex.query.meaning.encoder import Encoder
+
+    return Encoder(replace(spec, max_length=min(spec.max_length, PASSAGE_WORD_PIECES)), **options)
+
+
 def missing(conn: sqlite3.Connection, model: str) -> int:
     "How many chunks have no vector of ``model``."
     return int(conn.execute(db.query("vectors_missing_count"), {"model": model}).fetchone()[0])
@@ -61,9 +81,14 @@ def embed(
 ) -> EmbedReport:
     """Embed every chunk of the index that has no vector of the encoder's model.
 
+    :param encoder: from :func:`passage_encoder`
     :param limit: stop after this many chunks (the watcher embeds in slices)
     """
-    model = encoder.spec.name
+    if encoder.spec.max_length > PASSAGE_WORD_PIECES:
+        raise InvalidParameter(
+            "embed() takes an encoder from passage_encoder(), which reads passages as stored"
+        )
+    model = vector_model(encoder.spec)
     report = EmbedReport(model)
     started = time.perf_counter()
     total = missing(conn, model) if progress else 0

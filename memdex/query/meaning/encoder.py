@@ -1,9 +1,10 @@
 """Turn texts into sentence vectors with a BERT-family model, without torch.
 
 Two interchangeable backends run the same weights: a plain numpy forward pass, and an ONNX
-graph built here from those weights and run by onnxruntime (about three times faster when
-onnxruntime is installed). The graph is written as ONNX protobuf bytes directly, so the
-``onnx`` package is not needed; it is rebuilt at each start, which costs a fraction of a second.
+graph built here from those weights and run by onnxruntime when it is installed (about twice
+as fast on two cores, mostly because it spreads the elementwise work over them as well). The
+graph is written as ONNX protobuf bytes directly, so the ``onnx`` package is not needed; it is
+rebuilt at each start in about 0.06 s, and onnxruntime takes about 0.3 s more to load it.
 """
 
 from __future__ import annotations

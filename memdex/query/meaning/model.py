@@ -21,7 +21,7 @@ from memdex.errors import MemdexError
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # How a user points memdex at a folder. Kept here so the CLI and the messages agree.
 MODEL_OPTION = "--model"
-MODEL_ENV = "MEMDEX_MODEL"
+MODEL_ENV = "MEMDEX_EMBED_MODEL"  # MEMDEX_MODEL is the Claude model of answers
 
 REQUIRED_FILES = ("config.json", "tokenizer.json", "model.safetensors")
 # Files that decide the vectors besides the weights; their content keys the model's name.

@@ -18,12 +18,11 @@ from typing import TYPE_CHECKING, Any
 from memdex.errors import MemdexError
 from memdex.query import ranking
 from memdex.query.meaning import available
+from memdex.query.meaning.model import MODEL_ENV
 from memdex.store import db
 
 if TYPE_CHECKING:
     from memdex.query.meaning.encoder import Encoder
-
-MODEL_ENV = "MEMDEX_EMBED_MODEL"  # the embedding model's folder or hub name
 
 
 @dataclass
@@ -105,11 +104,13 @@ def meaning_pass(
         encoder = query_encoder(_model_path(row["source"]))
     except MemdexError as exc:
         return MeaningPass(False, str(exc), model=model, asked=asked)
-    if encoder.spec.name != model:
+    from memdex.query.meaning.embed import vector_model
+
+    if vector_model(encoder.spec) != model:
         return MeaningPass(
             False,
             f"the index's vectors are from {model}, the model at {encoder.spec.path} is "
-            f"{encoder.spec.name}: run `memdex embed --model {encoder.spec.path}`",
+            f"{vector_model(encoder.spec)}: run `memdex embed --model {encoder.spec.path}`",
             model=model,
             asked=asked,
         )
