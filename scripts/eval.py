@@ -136,12 +136,11 @@ def build(db_path: Path, roots: list[Path], model: Path | None, keep: bool) -> d
         out["index_seconds"] = memdex.index_paths(conn, roots).seconds
         conn.close()
     if model is not None:
-        from memdex.query.meaning.embed import embed
-        from memdex.query.meaning.encoder import Encoder
+        from memdex.query.meaning.embed import embed, passage_encoder
         from memdex.query.meaning.model import load_spec
 
         conn = memdex.open_index(db_path)
-        report = embed(conn, Encoder(load_spec(model)))
+        report = embed(conn, passage_encoder(load_spec(model)))
         chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
         conn.close()
         out["embed"] = {**report.to_dict(), "chunks": chunks}

@@ -101,7 +101,7 @@ def meaning_pass(
     model = row["name"]
     started = time.perf_counter()
     try:
-        encoder = query_encoder(_model_path(row["source"]))
+        encoder = query_encoder(model_path(row["source"]))
     except MemdexError as exc:
         return MeaningPass(False, str(exc), model=model, asked=asked)
     from memdex.query.meaning.embed import vector_model
@@ -135,7 +135,7 @@ def meaning_pass(
     return MeaningPass(True, model=model, ms=ms, near=near, asked=asked)
 
 
-def _model_path(source: str) -> Path:
+def model_path(source: str) -> Path:
     "Where the model's files are: $MEMDEX_EMBED_MODEL when set, else where `memdex embed` read them."
     override = os.environ.get(MODEL_ENV)
     if override:
