@@ -103,11 +103,14 @@ def dense_ranker(db_path: Path, key_of: Callable[[dict], str], limit: int) -> Ra
     from memdex.query.request import Filters
 
     def rank(queries: list[dict]) -> list[list[str]]:
+        from memdex.store import db
+
         conn = memdex.open_index(db_path, create=False)
-        paths = dict(conn.execute("SELECT id, path FROM documents").fetchall())
         out = []
         for q in queries:
             near = meaning_pass(conn, q["query"], True, Filters().params()).near
+            ids = json.dumps(list(dict.fromkeys(n.document_id for n in near)))
+            paths = {r["id"]: r["path"] for r in conn.execute(db.query("hit_documents"), {"ids": ids})}
             keys = _dedupe(key_of({"path": paths[n.document_id]}) for n in near)
             out.append(keys[:limit])
         return out
@@ -527,6 +530,11 @@ def set_weights(spec: str) -> dict[str, float]:
 )
 @click.option("--keep", is_flag=True, help="Reuse indexes (and vectors) already in --work.")
 @click.option(
+    "--word-pieces",
+    type=int,
+    help="Embed each chunk's first N word pieces (an experiment; the default is in meaning/embed.py).",
+)
+@click.option(
     "--fusion",
     help="Try other meaning weights, e.g. WORDS_WEIGHT=1,CONVERSATION_MEANING=0.5 (names from ranking.py).",
 )
@@ -538,6 +546,7 @@ def main(
     split: str | None,
     model: Path | None,
     keep: bool,
+    word_pieces: int | None,
     fusion: str | None,
     via_cli: bool,
     misses: bool,
@@ -555,6 +564,10 @@ def main(
         result: dict = {"memdex": memdex.__version__}
         if fusion:
             result["fusion"] = set_weights(fusion)
+        if word_pieces:
+            from memdex.query.meaning import embed
+
+            embed.PASSAGE_WORD_PIECES = result["word_pieces"] = word_pieces
         if which in ("all", "scifact"):
             result["scifact_train"] = eval_scifact(folder, via_cli, 100, split, model, keep)
         if which in ("all", "serena"):

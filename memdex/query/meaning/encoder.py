@@ -371,7 +371,7 @@ def onnxruntime_available() -> bool:
 
 class _OnnxRunner:
     def __init__(self, model: bytes, threads: int | None) -> None:
-        import onnxruntime  # type: ignore[import-untyped,unused-ignore]
+        import onnxruntime
 
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads or 0  # 0: onnxruntime's default, one per physical core
