@@ -3,8 +3,10 @@
 - An unchanged file costs one stat: its size and mtime match the ``files`` row.
 - A file whose stat changed is read and hashed; same hash, only the stat is updated.
 - A changed file is read and parsed with no transaction open; its writes are queued and
-  applied with others in one short transaction, each file in its own savepoint (see
-  ``writer``): all of its new documents, chunks and topics land, or none do.
+  applied with other files' in short transactions that commit only between files (see
+  ``writer``): all of its new documents, chunks and topics land, or none do. There is no
+  savepoint per file (it slows FTS5 down): if a file's writes fail, the run rolls back the
+  open transaction and stops; files committed before stay, and the next run redoes the rest.
 - A file that cannot be read or parsed is recorded in ``ingest_errors`` and skipped; if it was
   indexed before, its last good version stays searchable.
 - A file that is gone is deleted with everything derived from it.
@@ -234,7 +236,7 @@ class _Run:
             self.flush()
 
     def flush(self) -> None:
-        "Apply the queued writes in one transaction (a savepoint each), then commit."
+        "Apply the queued writes, whole files at a time (``Writer.unit``), then commit."
         queue, self.queue, self.queued_bytes = self.queue, [], 0
         for write in queue:
             write()
