@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
-from memdex.errors import DatabaseError, IngestError, InvalidParameter, MemdexError
+from memdex.errors import DatabaseError, IngestError, InvalidParameter, MemdexError, raise_errors
 from memdex.ingest import INGEST_VERSION, SOURCES, detect_root_kind, get_kind, kinds_for
 from memdex.ingest.base import MB, SourceFile, SourceKind
 from memdex.ingest.roots import Root, Zones, detect_scope, nested_roots, owning_root
@@ -34,7 +34,6 @@ from memdex.ingest.walk import Found, extra_ignores, folder_stat, is_ignored, st
 from memdex.ingest.writer import BATCH_FILES, WATCH_BATCH_FILES, StoredFile, Writer
 from memdex.store import db
 
-RAISE_ENV = "MEMDEX_RAISE_ERRORS"
 QUEUE_BYTES = 32 * MB  # parsed data held before it is written
 
 Progress = Callable[[int, int], None]
@@ -202,7 +201,7 @@ class _Run:
         self.should_stop = should_stop
         self.report = IndexReport()
         self.writer = Writer(conn, batch_files)
-        self.raise_errors = bool(os.environ.get(RAISE_ENV))
+        self.raise_errors = raise_errors()
         self.roots: dict[str, Root] = {}
         self.extra = extra_ignores()
         self.record_errors: dict[str, list[Skipped]] | None = None  # preloaded per whole root
