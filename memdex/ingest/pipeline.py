@@ -30,7 +30,7 @@ from memdex.errors import DatabaseError, IngestError, InvalidParameter, MemdexEr
 from memdex.ingest import INGEST_VERSION, SOURCES, detect_root_kind, get_kind, kinds_for
 from memdex.ingest.base import MB, SourceFile, SourceKind
 from memdex.ingest.roots import Root, Zones, detect_scope, nested_roots, owning_root
-from memdex.ingest.walk import Found, extra_ignores, folder_stat, is_ignored, stat_file, walk
+from memdex.ingest.walk import Found, IgnoreList, folder_stat, stat_file, walk
 from memdex.ingest.writer import BATCH_FILES, WATCH_BATCH_FILES, StoredFile, Writer
 from memdex.store import db
 
@@ -203,7 +203,7 @@ class _Run:
         self.writer = Writer(conn, batch_files)
         self.raise_errors = raise_errors()
         self.roots: dict[str, Root] = {}
-        self.extra = extra_ignores()
+        self.ignored = IgnoreList()
         self.record_errors: dict[str, list[Skipped]] | None = None  # preloaded per whole root
         self.queue: list[Callable[[], None]] = []
         self.queued_bytes = 0
@@ -303,7 +303,10 @@ class _Run:
     # -- one changed path ----------------------------------------------------------------
     def index_path(self, root: Root, path: Path) -> None:
         rel = os.path.relpath(path, root.path).replace(os.sep, "/")
-        if rel != "." and is_ignored(rel, self.extra):
+        # A path that is gone is tested as the folder it may have been: what is stored under
+        # it goes, and an ignored file never was stored.
+        folder = not os.path.lexists(path) or (path.is_dir() and not path.is_symlink())
+        if rel != "." and self.ignored(rel, is_dir=folder):
             return
         if root.path.is_dir() and path != root.path:
             zone, zone_kind = root.zones.of(path.parent)
@@ -360,7 +363,7 @@ class _Run:
         plan: list[tuple[Found, Path, list[SourceKind]]] = []
         seen: set[str] = set()
         unlisted: list[str] = []
-        for found in walk(root.path, root.nested, start=start):
+        for found in walk(root.path, root.nested, start=start, ignored=self.ignored):
             seen.add(str(found.path))
             if found.problem and found.problem.startswith("cannot list folder"):
                 unlisted.append(str(found.path) + os.sep)
