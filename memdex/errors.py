@@ -1,11 +1,26 @@
-"""Exceptions memdex raises for expected failures.
+"""Exceptions memdex raises for expected failures, and whether a bug may be survived.
 
 Each message says what failed, naming the file, path or parameter, and what to do next. The
 CLI turns them into ``Error: ...`` and the exit code below; anything else is a bug and shows
-a traceback.
+a traceback. Three places survive bugs so one cannot stop a long run -- a parser's (the file
+is recorded as skipped), an MCP tool call's (an ``internal`` error), a watcher batch's
+(logged; the watcher catches up) -- and each asks ``raise_errors()`` first.
 """
 
 from __future__ import annotations
+
+import os
+
+RAISE_ERRORS_ENV = "MEMDEX_RAISE_ERRORS"
+
+
+def raise_errors() -> bool:
+    """Should a bug propagate instead of being recorded and survived?
+
+    True when ``MEMDEX_RAISE_ERRORS`` is set to anything but ``""`` or ``"0"``. The test suite
+    sets it, so a crash can never hide inside a test. Read at each call, not at import.
+    """
+    return os.environ.get(RAISE_ERRORS_ENV, "") not in ("", "0")
 
 
 class MemdexError(Exception):

@@ -30,7 +30,14 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import ConfigDict, Field, ValidationError
 
 from memdex import __version__
-from memdex.errors import DatabaseError, IndexNotFound, InvalidParameter, MemdexError, SchemaError
+from memdex.errors import (
+    DatabaseError,
+    IndexNotFound,
+    InvalidParameter,
+    MemdexError,
+    SchemaError,
+    raise_errors,
+)
 from memdex.store import db
 
 log = logging.getLogger("memdex.mcp")
@@ -55,7 +62,8 @@ def ok(data: dict[str, Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=json.loads(text))
 
 
-def _failure(exc: Exception) -> CallToolResult:
+def _failure(exc: MemdexError | sqlite3.OperationalError) -> CallToolResult:
+    "An expected failure in the documented shape, its type saying what to do about it."
     from memdex.store.documents import DocumentNotFound
 
     if isinstance(exc, DocumentNotFound):
@@ -66,10 +74,7 @@ def _failure(exc: Exception) -> CallToolResult:
         return error("index_not_found", str(exc))
     if isinstance(exc, DatabaseError | sqlite3.OperationalError):
         return error("database", str(exc))
-    if isinstance(exc, MemdexError):
-        return error("failed", str(exc))
-    log.exception("tool failed")
-    return error("internal", f"{type(exc).__name__}: {exc}")
+    return error("failed", str(exc))
 
 
 class Tools:
@@ -85,8 +90,13 @@ class Tools:
                 return ok(work(conn))
             finally:
                 conn.close()
-        except Exception as exc:  # every failure becomes the documented error shape
+        except (MemdexError, sqlite3.OperationalError) as exc:
             return _failure(exc)
+        except Exception as exc:  # the dispatcher's boundary: a bug is an "internal" error...
+            if raise_errors():  # ...except under test (MEMDEX_RAISE_ERRORS), where it must show
+                raise  # the SDK answers "Error executing tool <name>" and logs the traceback
+            log.exception("tool failed")
+            return error("internal", f"{type(exc).__name__}: {exc}")
 
     def search_knowledge_base(
         self,

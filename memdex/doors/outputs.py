@@ -28,8 +28,8 @@ from memdex import __version__
 from memdex.answer.passages import Source
 from memdex.doors.render import source_line
 from memdex.errors import InvalidParameter
+from memdex.ingest import traits_of
 from memdex.models import est_tokens
-from memdex.store.documents import MARKDOWN_KINDS
 from memdex.store.paths import OutsideRoots, inside, open_inside, roots
 from memdex.utils import Budget, atomic_write
 
@@ -153,7 +153,7 @@ def retrieve(
                 "file": name,
                 "size_bytes": len(data),
                 "est_tokens": tokens,
-                "whole_file": h.kind in MARKDOWN_KINDS,
+                "whole_file": traits_of(h.kind).one_document_per_file,
                 "locations": s.locations,
                 "why": s.why_cited or h.why_relevant["summary"],
             }
@@ -197,7 +197,7 @@ def _check_manifest(path: Path, target: str) -> None:
 def _content(s: Source, allowed: list[str]) -> tuple[bytes, int | None]:
     "What to write for a source, and the file mode to give it (a copy keeps its source's)."
     h = s.hit
-    if h.kind in MARKDOWN_KINDS:
+    if traits_of(h.kind).one_document_per_file:
         with open_inside(h.path, allowed) as f:
             return f.read(), os.fstat(f.fileno()).st_mode & 0o777
     parts = [f"# {h.title}", "", f"{source_line(h)} · from {h.path}"]
@@ -207,7 +207,11 @@ def _content(s: Source, allowed: list[str]) -> tuple[bytes, int | None]:
 
 
 def _name(s: Source) -> str:
-    base = os.path.basename(s.hit.path) if s.hit.kind in MARKDOWN_KINDS else slug(s.hit.title) + ".md"
+    base = (
+        os.path.basename(s.hit.path)
+        if traits_of(s.hit.kind).one_document_per_file
+        else slug(s.hit.title) + ".md"
+    )
     base = base.lstrip(".") or "source.md"
     return f"{s.n:02d}-{base}"
 

@@ -1,25 +1,40 @@
 """Source kinds and the registry that picks one per root and per file.
 
 Every parser, the built-in ones included, is registered here the same way: adding a kind is
-a new module, one ``register()`` line and a fixture. ``index_paths`` (in ``pipeline``) does
+a new module, one line in ``BUILT_IN`` and a fixture. ``index_paths`` (in ``pipeline``) does
 the walking, change detection and writing for all of them.
+
+The kinds' modules, and the parsers they import, load on the first use of ``SOURCES``. What
+the store and the doors ask of a kind by its name alone (``traits_of``: is a file one
+document, what does `memdex status` count for its roots) is declared in ``BUILT_IN`` too, so
+`memdex show` and `memdex search` start without loading any parser; loading checks that each
+kind's class says the same.
 """
 
 from __future__ import annotations
 
+import importlib
+import threading
 from pathlib import Path
 
 from memdex.errors import InvalidParameter
-from memdex.ingest.base import SourceFile, SourceKind
-from memdex.ingest.kinds.archive import ArchiveKind
-from memdex.ingest.kinds.chatgpt import ChatGPTKind
-from memdex.ingest.kinds.claude import ClaudeKind
-from memdex.ingest.kinds.gemini import GeminiKind
-from memdex.ingest.kinds.memory import MemoryKind
-from memdex.ingest.kinds.note import NoteKind
-from memdex.ingest.kinds.serena import SerenaKind
+from memdex.ingest.base import KindTraits, SourceFile, SourceKind
 
-SOURCES: dict[str, SourceKind] = {}
+# name -> (its class, "module:Class"; its traits). Root kinds are tried in this order.
+BUILT_IN: dict[str, tuple[str, KindTraits]] = {
+    "serena": (
+        "memdex.ingest.kinds.serena:SerenaKind",
+        KindTraits(one_document_per_file=True, root_counts=("serena_orphans",)),
+    ),
+    "archive": ("memdex.ingest.kinds.archive:ArchiveKind", KindTraits()),
+    "memory": ("memdex.ingest.kinds.memory:MemoryKind", KindTraits(one_document_per_file=True)),
+    "note": ("memdex.ingest.kinds.note:NoteKind", KindTraits(one_document_per_file=True)),
+    "chatgpt": ("memdex.ingest.kinds.chatgpt:ChatGPTKind", KindTraits()),
+    "claude": ("memdex.ingest.kinds.claude:ClaudeKind", KindTraits()),
+    "gemini": ("memdex.ingest.kinds.gemini:GeminiKind", KindTraits()),
+}
+
+SOURCES: dict[str, SourceKind]  # every registered kind by name, built on first use (__getattr__)
 
 # Bumped whenever a parser reads the same bytes into something different; a root last read
 # by an older version is read again in full (roots.ingest_version). 2: Serena rows after a
@@ -27,32 +42,67 @@ SOURCES: dict[str, SourceKind] = {}
 INGEST_VERSION = 2
 
 
+_loaded: dict[str, SourceKind] | None = None
+_loading = threading.RLock()
+
+
+def _sources() -> dict[str, SourceKind]:
+    "The registry, with the built-in kinds loaded (once; their parsers are imported then)."
+    global _loaded
+    if _loaded is None:
+        with _loading:
+            if _loaded is None:
+                kinds: dict[str, SourceKind] = {}
+                for name, (where, traits) in BUILT_IN.items():
+                    module, _, cls = where.partition(":")
+                    kind: SourceKind = getattr(importlib.import_module(module), cls)()
+                    if (kind.name, kind.traits()) != (name, traits):
+                        raise TypeError(
+                            f"{where} is {kind.name!r} with {kind.traits()}, but BUILT_IN declares "
+                            f"{name!r} with {traits}: make them agree"
+                        )
+                    kinds[name] = kind
+                _loaded = kinds
+                globals()["SOURCES"] = kinds  # from now on a plain module attribute
+    return _loaded
+
+
+def __getattr__(name: str) -> dict[str, SourceKind]:
+    if name == "SOURCES":
+        return _sources()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def register(kind: SourceKind) -> SourceKind:
     "Add a source kind. Root kinds are tried in registration order, then file kinds."
-    SOURCES[kind.name] = kind
+    _sources()[kind.name] = kind
     return kind
 
 
-register(SerenaKind())
-register(ArchiveKind())
-register(MemoryKind())
-register(NoteKind())
-register(ChatGPTKind())
-register(ClaudeKind())
-register(GeminiKind())
+def traits_of(name: str | None) -> KindTraits:
+    """What a kind needs from show, retrieval and status, by name, without loading a parser.
+
+    A name this memdex has no kind for (``files``, a plugin's kind not loaded here) gets the
+    defaults: its documents are read from the index, where their text always is.
+    """
+    if _loaded is not None and name in _loaded:
+        return _loaded[name].traits()
+    declared = BUILT_IN.get(name or "")
+    return declared[1] if declared else KindTraits()
 
 
 def get_kind(name: str) -> SourceKind:
+    sources = _sources()
     try:
-        return SOURCES[name]
+        return sources[name]
     except KeyError:
-        known = ", ".join(sorted(SOURCES))
+        known = ", ".join(sorted(sources))
         raise InvalidParameter(f"Unknown kind {name!r}: use one of {known}.") from None
 
 
 def detect_root_kind(root: Path) -> str | None:
     "The kind that claims this folder as a whole, or None: then each file picks its kind."
-    for kind in SOURCES.values():
+    for kind in _sources().values():
         if kind.claims_root(root):
             return kind.name
     return None
@@ -60,14 +110,26 @@ def detect_root_kind(root: Path) -> str | None:
 
 def kinds_for(rel_path: str, forced: str | None, root_kind: str | None) -> list[SourceKind]:
     "Which kinds may read this file, best first; empty when it is not a source file."
+    sources = _sources()
     if forced:
         kind = get_kind(forced)
         return [kind] if kind.accepts(rel_path) else []
     if root_kind:
-        kind = SOURCES[root_kind]
+        kind = sources[root_kind]
         if kind.accepts(rel_path):
             return [kind]
-    return [k for k in SOURCES.values() if k.claims(rel_path)]
+    return [k for k in sources.values() if k.claims(rel_path)]
 
 
-__all__ = ["SOURCES", "SourceFile", "SourceKind", "detect_root_kind", "get_kind", "kinds_for", "register"]
+__all__ = [
+    "BUILT_IN",
+    "SOURCES",
+    "KindTraits",
+    "SourceFile",
+    "SourceKind",
+    "detect_root_kind",
+    "get_kind",
+    "kinds_for",
+    "register",
+    "traits_of",
+]

@@ -62,6 +62,19 @@ def decode_text(data: bytes) -> str:
         ) from None
 
 
+@dataclass(frozen=True)
+class KindTraits:
+    """What the rest of memdex asks of a kind, knowing only its name (a document's ``kind``, a
+    root's): the registry answers it without loading any parser (``memdex.ingest.traits_of``)."""
+
+    # A file is one document (markdown): `memdex show` and retrieval read the file itself, with
+    # its own line numbers. Otherwise (an export of many conversations) they read the index.
+    one_document_per_file: bool = False
+    # Named queries (schema/queries) that add counts to each root of this kind in `memdex
+    # status`: each returns ``root_id`` and one column per count; a root it omits counts 0.
+    root_counts: tuple[str, ...] = ()
+
+
 class SourceKind:
     """A kind of source: which files it reads and how it turns them into documents.
 
@@ -76,6 +89,12 @@ class SourceKind:
     # An aggregate kind reads a whole folder as one source, through one manifest file: the
     # manifest's stored stat sums the folder's, and any change in the folder re-reads it.
     aggregate: bool = False
+    # Its KindTraits (see there); a built-in kind's are also declared in the registry.
+    one_document_per_file: bool = False
+    root_counts: tuple[str, ...] = ()
+
+    def traits(self) -> KindTraits:
+        return KindTraits(self.one_document_per_file, self.root_counts)
 
     def claims_root(self, root: Path) -> bool:
         "Does this folder, as a whole, belong to this kind?"

@@ -3,8 +3,10 @@
 - An unchanged file costs one stat: its size and mtime match the ``files`` row.
 - A file whose stat changed is read and hashed; same hash, only the stat is updated.
 - A changed file is read and parsed with no transaction open; its writes are queued and
-  applied with others in one short transaction, each file in its own savepoint (see
-  ``writer``): all of its new documents, chunks and topics land, or none do.
+  applied with other files' in short transactions that commit only between files (see
+  ``writer``): all of its new documents, chunks and topics land, or none do. There is no
+  savepoint per file (it slows FTS5 down): if a file's writes fail, the run rolls back the
+  open transaction and stops; files committed before stay, and the next run redoes the rest.
 - A file that cannot be read or parsed is recorded in ``ingest_errors`` and skipped; if it was
   indexed before, its last good version stays searchable.
 - A file that is gone is deleted with everything derived from it.
@@ -24,15 +26,14 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
-from memdex.errors import DatabaseError, IngestError, InvalidParameter, MemdexError
+from memdex.errors import DatabaseError, IngestError, InvalidParameter, MemdexError, raise_errors
 from memdex.ingest import INGEST_VERSION, SOURCES, detect_root_kind, get_kind, kinds_for
 from memdex.ingest.base import MB, SourceFile, SourceKind
 from memdex.ingest.roots import Root, Zones, detect_scope, nested_roots, owning_root
-from memdex.ingest.walk import Found, extra_ignores, folder_stat, is_ignored, stat_file, walk
+from memdex.ingest.walk import Found, IgnoreList, folder_stat, stat_file, walk
 from memdex.ingest.writer import BATCH_FILES, WATCH_BATCH_FILES, StoredFile, Writer
 from memdex.store import db
 
-RAISE_ENV = "MEMDEX_RAISE_ERRORS"
 QUEUE_BYTES = 32 * MB  # parsed data held before it is written
 
 Progress = Callable[[int, int], None]
@@ -200,9 +201,9 @@ class _Run:
         self.should_stop = should_stop
         self.report = IndexReport()
         self.writer = Writer(conn, batch_files)
-        self.raise_errors = bool(os.environ.get(RAISE_ENV))
+        self.raise_errors = raise_errors()
         self.roots: dict[str, Root] = {}
-        self.extra = extra_ignores()
+        self.ignored = IgnoreList()
         self.record_errors: dict[str, list[Skipped]] | None = None  # preloaded per whole root
         self.queue: list[Callable[[], None]] = []
         self.queued_bytes = 0
@@ -234,7 +235,7 @@ class _Run:
             self.flush()
 
     def flush(self) -> None:
-        "Apply the queued writes in one transaction (a savepoint each), then commit."
+        "Apply the queued writes, whole files at a time (``Writer.unit``), then commit."
         queue, self.queue, self.queued_bytes = self.queue, [], 0
         for write in queue:
             write()
@@ -302,7 +303,10 @@ class _Run:
     # -- one changed path ----------------------------------------------------------------
     def index_path(self, root: Root, path: Path) -> None:
         rel = os.path.relpath(path, root.path).replace(os.sep, "/")
-        if rel != "." and is_ignored(rel, self.extra):
+        # A path that is gone is tested as the folder it may have been: what is stored under
+        # it goes, and an ignored file never was stored.
+        folder = not os.path.lexists(path) or (path.is_dir() and not path.is_symlink())
+        if rel != "." and self.ignored(rel, is_dir=folder):
             return
         if root.path.is_dir() and path != root.path:
             zone, zone_kind = root.zones.of(path.parent)
@@ -359,7 +363,7 @@ class _Run:
         plan: list[tuple[Found, Path, list[SourceKind]]] = []
         seen: set[str] = set()
         unlisted: list[str] = []
-        for found in walk(root.path, root.nested, start=start):
+        for found in walk(root.path, root.nested, start=start, ignored=self.ignored):
             seen.add(str(found.path))
             if found.problem and found.problem.startswith("cannot list folder"):
                 unlisted.append(str(found.path) + os.sep)

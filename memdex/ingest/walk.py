@@ -1,8 +1,9 @@
 """Finding source files under a root: what is skipped, symlinks, unreadable folders.
 
-The ignore list is shared with the watcher, so a file `memdex index` skips is one
-`memdex watch` ignores too. Extend it with ``MEMDEX_IGNORE`` (comma-separated glob patterns,
-matched against each path component).
+``IgnoreList`` is the one ignore rule: the walk here, the watcher's events and the pipeline's
+changed paths all ask it, so a file `memdex index` skips is one `memdex watch` ignores too.
+Extend it with ``MEMDEX_IGNORE`` (comma-separated glob patterns, matched against each path
+component, folders included).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import fnmatch
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,21 +59,38 @@ def extra_ignores() -> tuple[str, ...]:
     return tuple(p.strip() for p in raw.split(",") if p.strip())
 
 
-def _name_pattern(extra: tuple[str, ...]) -> re.Pattern[str]:
-    "One regex for every ignored file-name glob: a walk tests each name once, not 14 times."
-    return re.compile("|".join(fnmatch.translate(p) for p in IGNORED_FILES + extra))
+def _pattern(globs: tuple[str, ...]) -> Callable[[str], object]:
+    "One regex for many globs: a walk tests each name once, not once per glob."
+    return re.compile("|".join(fnmatch.translate(g) for g in globs)).match
 
 
-def is_ignored(rel_path: str, extra: tuple[str, ...] = ()) -> bool:
-    "Is this path (relative to its root) on the ignore list?"
-    parts = rel_path.replace(os.sep, "/").split("/")
-    for part in parts[:-1]:
-        if part in IGNORED_DIRS or any(fnmatch.fnmatch(part, p) for p in extra):
-            return True
-    name = parts[-1]
-    if name in IGNORED_DIRS:
-        return True
-    return any(fnmatch.fnmatch(name, p) for p in IGNORED_FILES + extra)
+class IgnoreList:
+    """Is a path ignored? The one answer for `memdex index` and `memdex watch`.
+
+    - A folder named like a tool's state (``IGNORED_DIRS``: ``.git``, ``node_modules``...) is
+      ignored with everything under it; so is a file of that name (a worktree's ``.git``).
+    - The litter globs (``IGNORED_FILES``: ``*.tmp``, ``.*.swp``, ``*~``...) name files. A
+      folder that matches one (``drafts.tmp/``) is somebody's folder, not litter: it and the
+      files in it are read.
+    - Each ``MEMDEX_IGNORE`` glob matches any component, folder or file:
+      ``MEMDEX_IGNORE='*.tmp'`` ignores ``drafts.tmp/`` and all in it.
+
+    Paths are relative to their root; the root's own name is never tested.
+    """
+
+    def __init__(self, extra: tuple[str, ...] | None = None) -> None:
+        self.extra = extra_ignores() if extra is None else extra
+        self._folder = _pattern(IGNORED_DIRS + self.extra)
+        self._file = _pattern(IGNORED_DIRS + IGNORED_FILES + self.extra)
+
+    def name(self, name: str, is_dir: bool) -> bool:
+        "Is an entry of this name ignored (its folder being one that is not)?"
+        return (self._folder if is_dir else self._file)(name) is not None
+
+    def __call__(self, rel_path: str, is_dir: bool = False) -> bool:
+        "Is this path ignored? ``is_dir``: it names a folder, not a file."
+        *folders, name = rel_path.replace(os.sep, "/").split("/")
+        return any(self._folder(part) for part in folders) or self.name(name, is_dir)
 
 
 @dataclass
@@ -86,16 +104,21 @@ class Found:
     problem: str | None = None
 
 
-def walk(root: Path, skip_dirs: set[str] | None = None, start: Path | None = None) -> Iterator[Found]:
-    """Every non-ignored file under ``start`` (default: ``root``, or ``root`` itself if it is a
-    file), sorted, with paths relative to ``root``.
+def walk(
+    root: Path,
+    skip_dirs: set[str] | None = None,
+    start: Path | None = None,
+    ignored: IgnoreList | None = None,
+) -> Iterator[Found]:
+    """Every file under ``start`` (default: ``root``, or ``root`` itself if it is a file) that
+    ``ignored`` (default: ``IgnoreList()``) lets through, sorted, with paths relative to ``root``.
 
     A symlinked file inside the root is passed over (its target is indexed where it is; one
     result, not two); one pointing outside is reported; symlinked folders are not descended
     (a loop cannot trap the walk). ``skip_dirs`` holds absolute paths of nested
     roots -- folders or single files -- indexed on their own.
     """
-    extra = extra_ignores()
+    ignored = ignored or IgnoreList()
     root = Path(os.path.abspath(root))
     if not root.is_dir():
         found = stat_file(root, root.name, root.parent)
@@ -105,9 +128,8 @@ def walk(root: Path, skip_dirs: set[str] | None = None, start: Path | None = Non
     skip = skip_dirs or set()
     first = Path(os.path.abspath(start)) if start else root
     first_rel = os.path.relpath(first, root).replace(os.sep, "/")
-    if first_rel != "." and is_ignored(first_rel, extra):
+    if first_rel != "." and ignored(first_rel, is_dir=True):
         return
-    ignored_name = _name_pattern(extra).match
     # Each folder with the prefix its entries' relative paths start with.
     stack = [(first, "" if first_rel == "." else first_rel + "/")]
     while stack:
@@ -120,14 +142,14 @@ def walk(root: Path, skip_dirs: set[str] | None = None, start: Path | None = Non
             continue
         subdirs = []
         for entry in entries:
-            # A folder's ancestors were tested when it was entered: only the name is left.
-            if entry.name in IGNORED_DIRS or ignored_name(entry.name):
-                continue
-            rel = prefix + entry.name
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 is_dir = False
+            # A folder's ancestors were tested when it was entered: only the name is left.
+            if ignored.name(entry.name, is_dir):
+                continue
+            rel = prefix + entry.name
             if is_dir:
                 if entry.path not in skip:
                     subdirs.append((Path(entry.path), rel + "/"))

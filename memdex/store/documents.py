@@ -1,10 +1,11 @@
 """Read one indexed document, or some of its lines, under a token budget.
 
 ``memdex show`` and the MCP tool ``get_document`` use it after a search: a result's
-``line_start``/``line_end`` say where to read. Markdown (memory, note, serena) is read
-from its file, so line numbers are the file's own; the file must still lie inside an
-indexed root (``paths``). A conversation is read from the index -- its chunks, one after
-another, each headed by its messages -- since an export file holds many conversations.
+``line_start``/``line_end`` say where to read. A document that is its whole file (its kind's
+``one_document_per_file``: memory, note, serena) is read from the file, so line numbers are
+the file's own; the file must still lie inside an indexed root (``paths``). A conversation
+is read from the index -- its chunks, one after another, each headed by its messages --
+since an export file holds many conversations.
 """
 
 from __future__ import annotations
@@ -14,11 +15,10 @@ import sqlite3
 from typing import Any
 
 from memdex.errors import InvalidParameter, MemdexError
+from memdex.ingest import traits_of
 from memdex.models import est_tokens
 from memdex.store import db
 from memdex.store.paths import open_inside, roots
-
-MARKDOWN_KINDS = {"memory", "note", "serena"}  # one file, one document; other kinds are conversations
 
 
 class DocumentNotFound(MemdexError):
@@ -106,7 +106,7 @@ def get_document(
 
 def _text(conn: sqlite3.Connection, doc: sqlite3.Row) -> tuple[str, str]:
     "(text, where it was read: file | index)."
-    if doc["kind"] in MARKDOWN_KINDS:
+    if traits_of(doc["kind"]).one_document_per_file:
         try:
             with open_inside(doc["path"], roots(conn)) as f:  # OutsideRoots if it resolves elsewhere
                 return f.read().decode("utf-8", "replace"), "file"

@@ -41,13 +41,22 @@ def semantic_status(conn: sqlite3.Connection, chunks: int) -> dict[str, Any]:
 
 
 def _roots(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-    "Each root, and for Serena roots how many memories no index row points at."
-    orphans = {r["root_id"]: r["orphans"] for r in conn.execute(db.query("serena_orphans"))}
+    """Each root, with the counts its kind adds (``root_counts``): for a Serena root, how many
+    memories no index row points at. Each count's query runs once, for all roots."""
+    from memdex.ingest import traits_of  # status loads the parsers anyway (writer_status)
+
+    counted: dict[str, tuple[dict[str, int], dict[int, dict[str, Any]]]] = {}
     roots = []
-    for r in conn.execute(db.query("roots_all")):
+    for r in conn.execute(db.query("roots_all")).fetchall():
         root = dict(r)
-        if (root["kind"] or root["detected_kind"]) == "serena":
-            root["orphans"] = orphans.get(root["id"], 0)
+        for name in traits_of(root["kind"] or root["detected_kind"]).root_counts:
+            if name not in counted:
+                cursor = conn.execute(db.query(name))
+                fields = [c[0] for c in cursor.description if c[0] != "root_id"]
+                by_root = {row["root_id"]: {f: row[f] for f in fields} for row in cursor}
+                counted[name] = (dict.fromkeys(fields, 0), by_root)
+            zero, by_root = counted[name]
+            root.update(by_root.get(root["id"], zero))
         roots.append(root)
     return roots
 

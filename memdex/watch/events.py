@@ -1,7 +1,7 @@
 """Which paths changed under the watched roots, delivered in debounced batches.
 
 A watchdog Observer watches each root; events become paths (both ends of a move); paths memdex
-never reads (the ignore list of ``ingest.files``, the index's own files) are dropped; and
+never reads (``ingest.walk.IgnoreList``, the index's own files) are dropped; and
 watchdog's EventDebouncer gathers a burst into one call of ``on_change(paths, first_seen)``.
 This module parses nothing: what is in the changed files is ``ingest``'s business.
 """
@@ -25,7 +25,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import ObservedWatch
 from watchdog.utils.event_debouncer import EventDebouncer
 
-from memdex.ingest.walk import extra_ignores, is_ignored
+from memdex.ingest.walk import IgnoreList
 
 OnChange = Callable[[set[str], float], None]
 
@@ -48,16 +48,16 @@ class _RootHandler(FileSystemEventHandler):
         if event.is_directory and event.event_type == EVENT_TYPE_MODIFIED:
             return  # a folder's own mtime; the files in it send their own events
         paths = [_text(event.src_path)] + ([_text(event.dest_path)] if event.dest_path else [])
-        if any(self._wanted(p) for p in paths):
+        if any(self._wanted(p, event.is_directory) for p in paths):
             self.watcher.received(event)
 
-    def _wanted(self, path: str) -> bool:
+    def _wanted(self, path: str, is_dir: bool) -> bool:
         if self.single_file:
             return path == str(self.root)
         if self.watcher.skipped(path):
             return False
         rel = os.path.relpath(path, self.root)
-        return rel == "." or not is_ignored(rel.replace(os.sep, "/"), self.watcher.extra)
+        return rel == "." or not self.watcher.ignored(rel, is_dir=is_dir)
 
 
 class Watcher:
@@ -70,7 +70,7 @@ class Watcher:
     def __init__(self, on_change: OnChange, debounce: float = 0.15, skip: Iterable[str] = ()) -> None:
         self.on_change = on_change
         self.skip = tuple(skip)
-        self.extra = extra_ignores()
+        self.ignored = IgnoreList()
         self.observer = Observer()
         self.debouncer = EventDebouncer(debounce, self._flush)
         self.watches: dict[str, ObservedWatch] = {}

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memdex.errors import MemdexError
+from memdex.errors import MemdexError, raise_errors
 from memdex.ingest.pipeline import IndexReport, index_changes, index_known_roots, index_paths
 from memdex.store import db
 from memdex.store.lock import WriterLock
@@ -194,9 +194,17 @@ class WatchService:
             log.warning("skipped %s: %s", skipped.path, skipped.reason)
 
     def _failed(self, what: str, exc: Exception) -> None:
-        "Log it (with the traceback if it is not an expected failure), wait, catch up later."
+        """Log it (with the traceback if it is not an expected failure), wait, catch up later.
+
+        Under MEMDEX_RAISE_ERRORS a bug is not survived: it is recorded, then propagates out of
+        ``run()`` (which still stops the watcher and releases the lock), so no test passes
+        over it.
+        """
         if isinstance(exc, (MemdexError, sqlite3.Error, OSError)):
             self._error(f"{what}: {exc}; will catch up")
+        elif raise_errors():
+            self._error(f"{what}: unexpected {type(exc).__name__}: {exc}; stopping (MEMDEX_RAISE_ERRORS)")
+            raise exc
         else:
             log.exception("%s: unexpected %s (a memdex bug: please report it)", what, type(exc).__name__)
             self._error(f"{what}: unexpected {type(exc).__name__}: {exc}; will catch up")
