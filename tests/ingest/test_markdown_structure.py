@@ -14,6 +14,7 @@ import pytest
 
 import memdex
 from memdex.ingest.structure import Heading, structure_of
+from memdex.serena.keywords import terms_of
 
 FRONTMATTER = "---\ntags: [fences]\n---\n"  # three lines: the body's line 0 is the file's line 4
 
@@ -100,3 +101,10 @@ def test_lines_end_at_newlines_only() -> None:
     # markdown-it would also end a line at a lone CR; the chunk line numbers would drift.
     shape = structure_of("# A\rstill line one\r\n\n## B\n")
     assert shape.headings == (Heading(1, "A still line one", 0), Heading(2, "B", 2))
+
+
+def test_keyword_weights_skip_headings_inside_fences() -> None:
+    text = body("# Deploy notes", "", "```text", "~~~", "## Zebrafence inside", "```", "", "## Quokka after")
+    counts = terms_of(text)
+    assert "Zebrafence" not in counts
+    assert counts["Quokka"] == 2.0  # a heading's weight, no longer hidden as code
