@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import memdex
+from memdex.answer.extractive import sentences
 from memdex.ingest.structure import Heading, structure_of
 from memdex.serena.keywords import terms_of
 
@@ -108,3 +109,21 @@ def test_keyword_weights_skip_headings_inside_fences() -> None:
     counts = terms_of(text)
     assert "Zebrafence" not in counts
     assert counts["Quokka"] == 2.0  # a heading's weight, no longer hidden as code
+
+
+def test_extractive_sentences_skip_fenced_code_and_keep_the_prose_after() -> None:
+    passage = body(
+        "The runbook starts with one command.",
+        "",
+        "```text",
+        "~~~",
+        "# Heading inside the fence",
+        "This comment only looks like a sentence.",
+        "```",
+        "",
+        "The runbook lives in the ops folder today.",
+    )
+    assert sentences(passage) == [
+        "The runbook starts with one command.",
+        "The runbook lives in the ops folder today.",
+    ]
