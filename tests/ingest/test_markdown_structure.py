@@ -127,3 +127,13 @@ def test_extractive_sentences_skip_fenced_code_and_keep_the_prose_after() -> Non
         "The runbook starts with one command.",
         "The runbook lives in the ops folder today.",
     ]
+
+
+def test_an_index_read_by_the_old_scanner_is_read_again(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "fences.md").write_text(FRONTMATTER + CASES["backtick fence holding a tilde line"][0])
+    memdex.index_paths(conn, [folder])
+    conn.execute("UPDATE roots SET ingest_version = 2")  # as an index written before issue 13 was fixed
+    conn.commit()
+    assert memdex.index_paths(conn, [folder]).updated == 1
