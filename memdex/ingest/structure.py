@@ -57,8 +57,10 @@ def _parser() -> MarkdownIt:
     from markdown_it import MarkdownIt
 
     # Block structure only: a heading's text is its inline token's raw content, so inline
-    # parsing (emphasis, links) would cost time for nothing.
-    parser = MarkdownIt("commonmark").disable(["inline", "text_join"])
+    # parsing (emphasis, links) would cost time for nothing. Setext headings are no headings
+    # here, and lines that would be one, or a link reference definition, read as a paragraph
+    # instead: no ATX heading or fence is found or lost either way.
+    parser = MarkdownIt("commonmark").disable(["inline", "text_join", "lheading", "reference"])
     parser.parse("")  # compile the rule chains now, not in two threads at once
     return parser
 
@@ -75,7 +77,7 @@ def structure_of(text: str) -> Structure:
             continue
         if token.type == "fence":
             fences.append(range(*token.map))
-        elif token.type == "heading_open" and token.level == 0 and token.markup.startswith("#"):
+        elif token.type == "heading_open" and token.level == 0:
             content = tokens[i + 1].content
             if content:
                 headings.append(Heading(int(token.tag[1]), content, token.map[0]))
