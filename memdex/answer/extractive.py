@@ -93,7 +93,6 @@ def sentences(text: str) -> list[str]:
     the speaker kept on every sentence of a chat message ("Assistant: ...")."""
     out = []
     speaker = ""
-    in_code = False
     paragraph: list[str] = []
 
     def flush() -> None:
@@ -109,13 +108,18 @@ def sentences(text: str) -> list[str]:
             if len(piece.split()) >= 4 or len(_CJK.findall(piece)) >= 6:
                 out.append(f"{speaker}: {piece}" if speaker else piece)
 
-    for line in text.splitlines():
-        if line.lstrip().startswith(("```", "~~~")):
-            flush()
-            in_code = not in_code
+    # Imported here: memdex.ingest loads every parser, and only an answer without a model
+    # reads fences.
+    from memdex.ingest.structure import structure_of
+
+    lines = text.splitlines()
+    fenced = structure_of("\n".join(lines)).fenced  # read from the very lines walked here
+    for i, line in enumerate(lines):
+        if i in fenced:
+            flush()  # fenced code is not prose, and a fence ends a paragraph
             continue
-        if in_code or (not paragraph and line.startswith(("    ", "\t"))):
-            continue  # fenced or indented code is not prose
+        if not paragraph and line.startswith(("    ", "\t")):
+            continue  # nor is indented code
         stripped = _MARKUP.sub("", line).strip()
         if not stripped or line.lstrip().startswith(("#", "|")):
             flush()  # blank lines, headings and table rows end a paragraph; none is a sentence

@@ -17,6 +17,7 @@ from frontmatter.default_handlers import YAMLHandler
 
 from memdex.errors import IngestError
 from memdex.ingest.base import SourceFile
+from memdex.ingest.structure import Structure, lines_of, structure_of
 from memdex.models import Chunk, Document
 from memdex.utils import as_date
 
@@ -40,8 +41,6 @@ def _timestamp(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
 
 
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 _BODY_DATE = re.compile(
     r"^\s*(?:[-*]\s*)?\**(?:date|created|updated|last updated|modified)\**\s*:\**\s*"
     r"(\d{4}-\d{2}-\d{2})",
@@ -162,17 +161,11 @@ def jsonable(value: Any) -> Any:
     return convert(value, 0)
 
 
-def first_heading(body: str) -> str | None:
+def first_heading(body: str, shape: Structure | None = None) -> str | None:
     "The first level-1 heading: a file that opens with ``## Problem`` has no title of its own."
-    in_fence = False
-    for line in lines_of(body):
-        if _FENCE.match(line):
-            in_fence = not in_fence
-            continue
-        if not in_fence:
-            match = _HEADING.match(line)
-            if match and len(match.group(1)) == 1:
-                return clean_heading(match.group(2))
+    for heading in (shape or structure_of(body)).headings:
+        if heading.level == 1:
+            return clean_heading(heading.text)
     return None
 
 
@@ -192,15 +185,6 @@ def clean_heading(text: str) -> str:
     return text.strip()
 
 
-def lines_of(text: str) -> list[str]:
-    """Lines as editors and ``grep -n`` count them: split on newline only (a form feed or
-    U+2028 inside a line does not start a new one); a CRLF's CR is dropped."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
-
-
 def body_date(body: str) -> str | None:
     "A date written near the top of the text, like ``**Date**: 2025-12-29``."
     for line in lines_of(body)[:40]:
@@ -216,35 +200,37 @@ def name_date(rel_path: str) -> str | None:
 
 
 def chunk_markdown(
-    body: str, first_line: int, title: str, max_tokens: int = DEFAULT_CHUNK_TOKENS
+    body: str,
+    first_line: int,
+    title: str,
+    max_tokens: int = DEFAULT_CHUNK_TOKENS,
+    shape: Structure | None = None,
 ) -> list[Chunk]:
     """Cut the body at headings (outside code fences) into chunks, never empty.
 
     A heading with no text of its own joins the next section. A section larger than
     ``max_tokens`` (bytes/4) is cut again at blank lines, then at lines; a single line longer
-    than that is cut at spaces, so no chunk is ever much larger than the bound.
+    than that is cut at spaces, so no chunk is ever much larger than the bound. ``shape`` is
+    the body's structure, if the caller has it already.
     """
+    shape = shape or structure_of(body)
     lines, line_no, continued = _bounded_lines(body, max_tokens * 4)
+    # Headings by piece: a heading line cut at spaces is a heading in its first piece only.
+    headings = {h.line: h for h in shape.headings}
+    heading_at = [None if continued[i] else headings.get(n) for i, n in enumerate(line_no)]
+    fenced = [n in shape.fenced for n in line_no]
     sections: list[tuple[list[str], int, int]] = []  # heading path, start, end (0-based, exclusive)
     stack: list[tuple[int, str]] = []
     start = 0
     path: list[str] = []
-    in_fence = False
-    for i, line in enumerate(lines):
-        if continued[i]:
-            continue
-        if _FENCE.match(line):
-            in_fence = not in_fence
-            continue
-        match = None if in_fence else _HEADING.match(line)
-        if not match:
+    for i, found in enumerate(heading_at):
+        if found is None:
             continue
         if i > start:
             sections.append((path, start, i))
-        level = len(match.group(1))
-        while stack and stack[-1][0] >= level:
+        while stack and stack[-1][0] >= found.level:
             stack.pop()
-        stack.append((level, clean_heading(match.group(2))))
+        stack.append((found.level, clean_heading(found.text)))
         path = [h for _, h in stack]
         start = i
     sections.append((path, start, len(lines)))
@@ -252,15 +238,14 @@ def chunk_markdown(
     chunks: list[Chunk] = []
     carry: int | None = None  # start of a heading-only section waiting for its content
     for path, s, e in sections:
-        content = [ln for ln in lines[s:e] if ln.strip()]
-        has_own_text = any(not _HEADING.match(ln) for ln in content)
+        has_own_text = any(lines[i].strip() and heading_at[i] is None for i in range(s, e))
         if not has_own_text and e < len(lines):
             carry = s if carry is None else carry
             continue
         if carry is not None:
             s, carry = carry, None
         heading = _heading_path(title, path)
-        for piece_start, piece_end in _split_large(lines, s, e, max_tokens):
+        for piece_start, piece_end in _split_large(lines, fenced, s, e, max_tokens):
             text = "\n".join(lines[piece_start:piece_end]).strip()
             if not text:
                 continue
@@ -322,7 +307,9 @@ def _heading_path(title: str, path: list[str]) -> str:
     return " > ".join(parts)
 
 
-def _split_large(lines: list[str], start: int, end: int, max_tokens: int) -> list[tuple[int, int]]:
+def _split_large(
+    lines: list[str], fenced: list[bool], start: int, end: int, max_tokens: int
+) -> list[tuple[int, int]]:
     "Split lines[start:end] into runs of at most max_tokens, preferring blank lines outside fences."
     limit = max_tokens * 4
     size = sum(len(ln.encode("utf-8")) + 1 for ln in lines[start:end])
@@ -332,11 +319,8 @@ def _split_large(lines: list[str], start: int, end: int, max_tokens: int) -> lis
     piece_start = start
     piece_size = 0
     last_break: int | None = None
-    in_fence = False
     for i in range(start, end):
         line = lines[i]
-        if _FENCE.match(line):
-            in_fence = not in_fence
         line_size = len(line.encode("utf-8")) + 1
         if piece_size + line_size > limit and i > piece_start:
             cut = last_break if last_break is not None and last_break > piece_start else i
@@ -345,7 +329,7 @@ def _split_large(lines: list[str], start: int, end: int, max_tokens: int) -> lis
             piece_size = sum(len(ln.encode("utf-8")) + 1 for ln in lines[cut:i])
             last_break = None
         piece_size += line_size
-        if not line.strip() and not in_fence:
+        if not line.strip() and not fenced[i]:
             last_break = i + 1
     pieces.append((piece_start, end))
     return pieces
@@ -363,9 +347,10 @@ def parse_markdown(
     "Read fields, title, dates and chunks of one markdown file."
     meta, body, body_line = split_frontmatter(text)
     meta = jsonable(meta)  # bounded before anything walks it
+    shape = structure_of(body)  # parsed once, for the title and the chunks
     title = (
         scalar_text(field_value(meta, "title"))
-        or first_heading(body)
+        or first_heading(body, shape)
         or scalar_text(field_value(meta, "name"))
         or PurePosixPath(strip_suffix(rel_path)).name
     )
@@ -377,7 +362,7 @@ def parse_markdown(
     topics += [(a, "alias") for a in as_list(field_value(meta, "aliases"))]
     topics += [(k, "keyword") for k in as_list(field_value(meta, "keywords"))]
     topics += [(k, "keyword") for k in as_list(field_value(meta, "topics"))]
-    chunks = chunk_markdown(body, body_line, title, max_tokens)
+    chunks = chunk_markdown(body, body_line, title, max_tokens, shape)
     if not chunks:
         # Frontmatter only: the fields themselves are the content, so the document is findable.
         summary = "\n".join(x for x in [title, description or "", " ".join(tags)] if x)

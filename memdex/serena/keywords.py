@@ -23,6 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memdex.ingest.markdown import split_frontmatter
+from memdex.ingest.structure import structure_of
 from memdex.query.stem import fold, stem
 from memdex.query.terms import STOPWORDS
 from memdex.serena.lint import MIN_UNIQUE
@@ -69,21 +70,16 @@ def terms_of(text: str) -> Counter[str]:
     meta, body, _ = split_frontmatter(text)
     counts: Counter[str] = Counter()
     title = meta.get("title") if isinstance(meta.get("title"), str) else ""
-    in_code = False
-    for line in [f"# {title}"] * bool(title) + body.splitlines():
-        s = line.strip()
-        if s.startswith(("```", "~~~")):
-            in_code = not in_code
-            continue
-        s = re.sub(r"\]\([^)]*\)|https?://\S+", " ", s)  # link targets and URLs are not words
-        if in_code:
-            continue
-        if s.startswith("# "):
-            where = "title"
-        elif s.startswith("#"):
-            where = "heading"
-        else:
-            where = "body"
+    lines = body.splitlines()
+    shape = structure_of("\n".join(lines))  # read from the very lines counted here
+    levels = {h.line: h.level for h in shape.headings}
+    places = [(title, "title")] if title else []
+    for i, line in enumerate(lines):
+        if i not in shape.fenced:  # code is not what a memory is about
+            level = levels.get(i)
+            places.append((line, "body" if level is None else "title" if level == 1 else "heading"))
+    for line, where in places:
+        s = re.sub(r"\]\([^)]*\)|https?://\S+", " ", line.strip())  # link targets and URLs are not words
         for bold in re.findall(r"\*\*([^*]+)\*\*", s):
             _count(counts, bold, _WEIGHTS["bold"] - _WEIGHTS["body"])
         for code in re.findall(r"`([^`]+)`", s):
