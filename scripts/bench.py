@@ -300,6 +300,45 @@ def watch(corpus: Path, edits: int, burst: int) -> None:
     )
 
 
+# -- start-up: a whole `memdex search` against the interpreter's own start ----------------------
+@cli.command()
+@click.option("--notes", default=2000, show_default=True, help="Generated notes to search.")
+@click.option("--runs", default=21, show_default=True, help="Runs of each command, alternating.")
+def startup(notes: int, runs: int) -> None:
+    """`memdex search` end to end beside `python -c pass` in the same venv, alternating runs.
+
+    Example:
+
+        python scripts/bench.py startup --notes 2000
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "notes"
+        synth.write_notes(folder, notes)
+        db_path = Path(tmp) / "bench.db"
+        run_quiet([*memdex_command(), "--db", str(db_path), "index", "-q", str(folder)])
+        commands = {
+            "python -c pass": [sys.executable, "-c", "pass"],
+            "python -c 'import click'": [sys.executable, "-c", "import click"],
+            "memdex search": [
+                *memdex_command(),
+                "--db",
+                str(db_path),
+                "search",
+                "deploy rollback",
+                "--limit",
+                "5",
+            ],
+        }
+        samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+        for _ in range(runs):
+            for name, args in commands.items():
+                samples[name].append(timed_process(args))
+        out = {name: medians(s) for name, s in samples.items()}
+        floor = out["python -c pass"]["median_s"]
+        out["ratio_search_to_python"] = round(out["memdex search"]["median_s"] / floor, 2)
+        click.echo(json.dumps({"notes": notes, **out}, indent=2))
+
+
 # -- scale: generated corpora of growing size ------------------------------------------------
 def memdex_command() -> list[str]:
     "The console script beside this Python, as a user runs it; else python -m memdex."

@@ -215,3 +215,27 @@ def test_embed_resumes_after_kill_9(tmp_path: Path, model_dir: Path) -> None:
     assert report.embedded + report.reused == chunks - kept
     assert conn.execute("SELECT count(DISTINCT chunk_id) FROM chunk_vectors").fetchone()[0] == chunks
     conn.close()
+
+
+def test_the_watcher_embeds_what_it_writes(
+    sample: sqlite3.Connection, db_path: Path, sample_copy: Path, encoder: Encoder
+) -> None:
+    "With the watcher running, a new memory is found by meaning once its vectors follow its words."
+    from .test_service import running
+
+    embed(sample, encoder)
+    model = vector_model(encoder.spec)
+    with running(db_path) as service:
+        note = sample_copy / "notes" / "kitchen-fire.md"
+        note.write_text("# The kitchen fire drill\n\nSmoke alarms went off and everyone left the building.\n")
+        deadline = time.monotonic() + 60
+        found: list[str] = []
+        while time.monotonic() < deadline:
+            result = search(sample, "residents exited during a blaze", limit=3)  # none of its words
+            found = [h.title for h in result.hits]
+            if "The kitchen fire drill" in found and missing(sample, model) == 0:
+                break
+            time.sleep(0.1)
+        assert "The kitchen fire drill" in found
+        assert missing(sample, model) == 0
+        assert service.meaning.state["embedded"] >= 1 and service.meaning.state["model"] == model

@@ -31,6 +31,7 @@ from memdex.store.lock import WriterLock
 from memdex.utils import atomic_write, utc_stamp
 from memdex.watch import handoff
 from memdex.watch.events import Watcher
+from memdex.watch.meaning import MeaningFollower
 
 RECHECK_SECONDS = 2.0
 POLL_FALLBACK_SECONDS = 10.0  # roots the OS will not watch are re-scanned this often
@@ -73,6 +74,7 @@ class WatchService:
         self._first_seen: float | None = None
         self._resync = False
         self._polled: dict[str, float] = {}  # roots the OS refused to watch -> last scan
+        self.meaning = MeaningFollower(db_path)  # embeds what was written, when the index has vectors
         self.state: dict[str, Any] = {
             "pid": os.getpid(),
             "db": str(db_path),
@@ -104,6 +106,7 @@ class WatchService:
         watcher = Watcher(self._changed, self.debounce, skip=skip)
         try:
             conn = db.connect(self.db_path)
+            self.meaning.start()
             if self.new_roots:
                 report = index_paths(conn, self.new_roots, kind=self.kind, scope=self.scope)
                 log.info("indexed new roots: %s", _summary(report))
@@ -117,6 +120,7 @@ class WatchService:
         finally:
             self._ready.set()
             watcher.stop()
+            self.meaning.stop()
             if conn is not None:
                 conn.close()
             self.state["stopped_at"] = utc_stamp()
@@ -178,6 +182,8 @@ class WatchService:
         }
         if report.changed or report.skipped:
             log.info("%s (lag %.2f s)", _summary(report), lag)
+        if report.changed:
+            self.meaning.poke()
         for skipped in report.skipped:
             log.warning("skipped %s: %s", skipped.path, skipped.reason)
 
@@ -190,6 +196,7 @@ class WatchService:
             return
         self.state["catch_up"] = {"at": utc_stamp(), **_counts(report), "seconds": report.seconds}
         log.info("caught up: %s", _summary(report))
+        self.meaning.poke()
         for skipped in report.skipped:
             log.warning("skipped %s: %s", skipped.path, skipped.reason)
 
@@ -266,6 +273,7 @@ class WatchService:
             lag = time.time() - self._first_seen if self._first_seen else 0.0
         self.state["lag_s"] = round(lag, 3)
         self.state["heartbeat_at"] = utc_stamp()
+        self.state["meaning"] = dict(self.meaning.state)
         path = state_path(self.db_path)
         try:
             atomic_write(path, json.dumps(self.state, indent=1, default=str))
