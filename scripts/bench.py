@@ -311,6 +311,8 @@ def startup(notes: int, runs: int) -> None:
 
         python scripts/bench.py startup --notes 2000
     """
+    import synth
+
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "notes"
         synth.write_notes(folder, notes)
