@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from memdex.ingest.structure import structure_of
+
 _LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]+)\)")
 _LINE_ROW = re.compile(r"^\|(?P<kw>[^|\[\]]+?):\s*(?P<rest>\S.*)$")
 _SEPARATOR = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
@@ -109,14 +111,11 @@ def read_index(text: str) -> IndexText:
     header: list[str] | None = None  # the table being read
     last: list[str] | None = None  # the last readable table's header, for rows after a blank line
     columns: tuple[int, int] | None = None
-    in_code = False
+    fenced = structure_of(text).fenced  # code fences by CommonMark, as the parsers read them
     for i, line in enumerate(lines):
         number = i + 1
         stripped = line.strip()
-        if stripped.startswith(("```", "~~~")):
-            in_code = not in_code
-            out.other.append((number, "prose", stripped))
-            continue
+        in_code = i in fenced
         if in_code or not stripped.startswith("|"):
             header = None
             kind = "prose" if in_code else classify(line)
