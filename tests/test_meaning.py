@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,31 @@ def model_dir() -> Path:
 @pytest.fixture(scope="module")
 def encoder(model_dir: Path) -> Encoder:
     return passage_encoder(load_spec(model_dir))
+
+
+@pytest.fixture(scope="module")
+def embedded_template(tmp_path_factory: pytest.TempPathFactory, encoder: Encoder) -> Path:
+    "The sample corpus indexed as `memdex demo` does, with vectors: built once for the module."
+    from .conftest import SAMPLE
+
+    folder = tmp_path_factory.mktemp("embedded")
+    corpus = folder / "sample"
+    shutil.copytree(SAMPLE, corpus, ignore=shutil.ignore_patterns("__pycache__", "README.txt"))
+    template = folder / "template.db"
+    conn = db.connect(template)
+    index_paths(conn, [corpus / name for name in ("memories", "serena", "notes", "chats")])
+    embed(conn, encoder)
+    conn.close()
+    return template
+
+
+@pytest.fixture
+def embedded(embedded_template: Path, db_path: Path) -> Iterator[sqlite3.Connection]:
+    "A copy of the embedded sample index of this test's own (searches only; its files are shared)."
+    shutil.copyfile(embedded_template, db_path)
+    conn = db.connect(db_path)
+    yield conn
+    conn.close()
 
 
 def _run(db_path: Path, *args: str) -> object:
@@ -82,8 +108,8 @@ def test_a_changed_chunk_is_embedded_again_and_an_unchanged_one_reuses_its_vecto
     assert missing(sample, vector_model(encoder.spec)) == 0
 
 
-def test_a_paraphrase_is_found_by_meaning_and_says_so(sample: sqlite3.Connection, encoder: Encoder) -> None:
-    words_only = search(sample, PARAPHRASE, semantic=False)
+def test_a_paraphrase_is_found_by_meaning_and_says_so(embedded: sqlite3.Connection, encoder: Encoder) -> None:
+    words_only = search(embedded, PARAPHRASE, semantic=False)
     assert words_only.hits == []
     assert words_only.semantic == {
         "used": False,
@@ -91,8 +117,7 @@ def test_a_paraphrase_is_found_by_meaning_and_says_so(sample: sqlite3.Connection
         "ms": 0.0,
         "reason": "turned off (--no-semantic)",
     }
-    embed(sample, encoder)
-    result = search(sample, PARAPHRASE)
+    result = search(embedded, PARAPHRASE)
     assert (
         result.semantic is not None
         and result.semantic["used"]
@@ -108,21 +133,19 @@ def test_a_paraphrase_is_found_by_meaning_and_says_so(sample: sqlite3.Connection
     assert 0 < hit.relevance <= 0.7
 
 
-def test_exact_names_stay_the_words_job(sample: sqlite3.Connection, encoder: Encoder) -> None:
+def test_exact_names_stay_the_words_job(embedded: sqlite3.Connection, encoder: Encoder) -> None:
     "A query whose words all match keeps the words' results first, in the words' order."
-    embed(sample, encoder)
     for query in ("worktree cleanup", "postgres billing", "Chatty"):
-        words = [h.id for h in search(sample, query, semantic=False).hits if h.match_layer <= 4]
-        fused = [h.id for h in search(sample, query).hits]
+        words = [h.id for h in search(embedded, query, semantic=False).hits if h.match_layer <= 4]
+        fused = [h.id for h in search(embedded, query).hits]
         assert fused[: len(words)] == words, query
 
 
-def test_filters_apply_to_what_meaning_finds(sample: sqlite3.Connection, encoder: Encoder) -> None:
-    embed(sample, encoder)
-    memories = search(sample, PARAPHRASE, filters=memdex_filters(kinds=["memory"]))
+def test_filters_apply_to_what_meaning_finds(embedded: sqlite3.Connection, encoder: Encoder) -> None:
+    memories = search(embedded, PARAPHRASE, filters=memdex_filters(kinds=["memory"]))
     assert memories.hits and {h.kind for h in memories.hits} == {"memory"}
     assert OUTAGE in [h.title for h in memories.hits]
-    notes = search(sample, PARAPHRASE, filters=memdex_filters(kinds=["note"]))
+    notes = search(embedded, PARAPHRASE, filters=memdex_filters(kinds=["note"]))
     assert {h.kind for h in notes.hits} <= {"note"} and OUTAGE not in [h.title for h in notes.hits]
 
 
@@ -133,9 +156,8 @@ def memdex_filters(**fields: object) -> object:
 
 
 @pytest.mark.parametrize("query", ['"', "AND", "NEAR(", "foo:", "-x", "*", "日本語のメモ", "x" * 10_000])
-def test_hostile_queries_with_meaning_on(sample: sqlite3.Connection, encoder: Encoder, query: str) -> None:
-    embed(sample, encoder)
-    result = search(sample, query, semantic=True)
+def test_hostile_queries_with_meaning_on(embedded: sqlite3.Connection, encoder: Encoder, query: str) -> None:
+    result = search(embedded, query, semantic=True)
     if result.terms:  # a query with words to search for is searched by meaning too
         assert result.semantic is not None and result.semantic["used"]
     else:
@@ -164,26 +186,24 @@ def test_a_model_that_moved_turns_meaning_off_with_a_note(
 
 
 def test_drop_removes_the_vectors(
-    sample: sqlite3.Connection, db_path: Path, encoder: Encoder, model_dir: Path
+    embedded: sqlite3.Connection, db_path: Path, encoder: Encoder, model_dir: Path
 ) -> None:
-    embed(sample, encoder)
     out = json.loads(_run(db_path, "embed", "--drop", "--json").stdout)
     assert out["dropped"] > 0
-    assert sample.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0] == 0
-    assert search(sample, PARAPHRASE).semantic["used"] is False  # type: ignore[index]
+    assert embedded.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0] == 0
+    assert search(embedded, PARAPHRASE).semantic["used"] is False  # type: ignore[index]
 
 
 def test_the_semantic_switch_reaches_batch_and_mcp_requests(
-    sample: sqlite3.Connection, encoder: Encoder
+    embedded: sqlite3.Connection, encoder: Encoder
 ) -> None:
     from memdex.doors.batch import run_batch
 
-    embed(sample, encoder)
     lines = [
         json.dumps({"id": 1, "query": PARAPHRASE, "semantic": False}),
         json.dumps({"id": 2, "query": PARAPHRASE}),
     ]
-    off, on = list(run_batch(sample, lines))
+    off, on = list(run_batch(embedded, lines))
     assert off["results"] == []
     assert on["results"][0]["title"] == OUTAGE
 
@@ -192,7 +212,7 @@ def test_embed_resumes_after_kill_9(tmp_path: Path, model_dir: Path) -> None:
     "Killed mid-run, `memdex embed` keeps what it committed and the next run finishes the rest."
     db_path = tmp_path / "serena.db"
     conn = db.connect(db_path)
-    index_paths(conn, [shared("serena-memories", "git")])  # 61 memories, a few hundred chunks
+    index_paths(conn, [shared("serena-memories", "skills")])  # 38 memories, a few hundred chunks
     chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     proc = subprocess.Popen(
         [sys.executable, "-m", "memdex", "--db", str(db_path), "embed", "--model", str(model_dir)],
@@ -209,7 +229,7 @@ def test_embed_resumes_after_kill_9(tmp_path: Path, model_dir: Path) -> None:
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     kept = conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0]
-    assert kept >= done > 0
+    assert chunks > kept >= done > 0  # killed mid-run, after its first batch committed
     assert db.check(conn) == []
     report = embed(conn, passage_encoder(load_spec(model_dir)))
     assert report.embedded + report.reused == chunks - kept
