@@ -33,6 +33,10 @@ def results_text(result: SearchResult) -> str:
         f" · {layer_text} · ~{_n(result.total_tokens)} tokens"
     )
     lines = [head]
+    meaning = result.semantic or {}
+    if meaning.get("used"):
+        found, model, ms = meaning["found"], meaning["model"], meaning["ms"]
+        lines.append(f"Meaning: {found} near passages by {model} in {ms:.0f} ms")
     if result.filters:
         lines.append("Filters: " + ", ".join(f"{k}={v}" for k, v in result.filters.items()))
     for note in result.notes:
