@@ -67,8 +67,8 @@ LATER_ROUND_WEIGHT = 0.5
 # keep their place ahead of the fused rest when ALL_TERMS_FIRST: exact names, dates and
 # identifiers stay the words' job. Conversations weigh meaning less (CONVERSATION_MEANING):
 # questions about chats turn on names and dates, which vectors match poorly.
-FUSION_K = 60
-WORDS_WEIGHT = 2.0
+FUSION_K = 20
+WORDS_WEIGHT = 1.5
 MEANING_WEIGHT = 1.0
 ALL_TERMS_FIRST = True
 CONVERSATION_MEANING = 0.0

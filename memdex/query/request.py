@@ -131,6 +131,8 @@ class SearchRequest:
 
 def as_request(request: SearchRequest | str, options: dict[str, Any]) -> SearchRequest:
     "A request as given, or built from query text and the request's fields as keywords."
+    if options.get("filters", True) is None:  # filters=None: no filters, as search() always took
+        options = {k: v for k, v in options.items() if k != "filters"}
     if isinstance(request, str):
         return SearchRequest(request, **options)
     return request.but(**options) if options else request
