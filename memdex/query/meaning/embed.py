@@ -94,11 +94,9 @@ def embed(
     total = missing(conn, model) if progress else 0
     if limit is not None:
         total = min(total, limit)
-    with db.transaction(conn):
-        conn.execute(
-            db.query("embedding_model_upsert"),
-            {"name": model, "dim": encoder.spec.dim, "source": str(encoder.spec.path), "now": utc_stamp()},
-        )
+    about = {"name": model, "dim": encoder.spec.dim, "source": str(encoder.spec.path)}
+    if conn.execute(db.query("embedding_model_known"), {"name": model}).fetchone() is None:
+        _record(conn, about)  # first: the vectors of a run killed early are usable, and found
     after = 0
     while limit is None or report.embedded + report.reused < limit:
         size = BATCH if limit is None else min(BATCH, limit - report.embedded - report.reused)
@@ -113,12 +111,15 @@ def embed(
             progress(report.embedded + report.reused, total)
     with db.transaction(conn):
         report.removed = conn.execute(db.query("vectors_orphans_delete")).rowcount
-        conn.execute(
-            db.query("embedding_model_upsert"),
-            {"name": model, "dim": encoder.spec.dim, "source": str(encoder.spec.path), "now": utc_stamp()},
-        )
+    if report.embedded or report.reused or report.removed:
+        _record(conn, about)  # the model of the newest vectors is the one searches use
     report.seconds = round(time.perf_counter() - started, 3)
     return report
+
+
+def _record(conn: sqlite3.Connection, about: dict[str, object]) -> None:
+    with db.transaction(conn):
+        conn.execute(db.query("embedding_model_upsert"), {**about, "now": utc_stamp()})
 
 
 def _embed_batch(
