@@ -550,6 +550,12 @@ COMMANDS = {
     "watch": "python scripts/bench.py watch > docs/benchmarks/watch.json",
     "chats": "python scripts/bench.py chats > docs/benchmarks/chats.json",
     "eval": "python scripts/eval.py > docs/benchmarks/eval.json",
+    "startup": "python scripts/bench.py startup > docs/benchmarks/startup.json",
+    "meaning_encoder": "python scripts/bench_meaning.py encoder > docs/benchmarks/meaning_encoder.json",
+    "meaning_corpus": "python scripts/bench_meaning.py corpus > docs/benchmarks/meaning_corpus.json",
+    "meaning_scale": "python scripts/bench_meaning.py scale > docs/benchmarks/meaning_scale.json",
+    "meaning_eval": "python scripts/eval.py --model ../shared/data/models/all-MiniLM-L6-v2 --split S"
+    " > docs/benchmarks/meaning_eval.json",
 }
 
 
@@ -803,6 +809,45 @@ def report(results: Path) -> None:
             ],
         ),
         ("The watcher", "watch", ["files", "edit_to_searchable_s", "burst", "catch_up_nothing_changed"]),
+        (
+            "Start-up: `memdex search` beside `python -c pass`",
+            "startup",
+            [
+                "notes",
+                "python -c pass",
+                "python -c 'import click'",
+                "memdex search",
+                "ratio_search_to_python",
+            ],
+        ),
+        (
+            "Meaning: the encoder, texts per second by word pieces",
+            "meaning_encoder",
+            ["model", "texts", "numpy@64", "numpy@128", "numpy@256", "onnx@64", "onnx@128", "onnx@256"],
+        ),
+        (
+            "Meaning: embedding the Serena corpus and searching it",
+            "meaning_corpus",
+            [
+                "chunks",
+                "index_s",
+                "embed_s",
+                "embed_chunks_per_s",
+                "embed_peak_rss_mb",
+                "vector_bytes_per_1000_chunks",
+                "search",
+            ],
+        ),
+        (
+            "Meaning: search with 100,000 vectors",
+            "meaning_scale",
+            ["notes", "vectors", "words", "words+meaning"],
+        ),
+        (
+            "Meaning: ranking quality, words alone, fused, and meaning alone",
+            "meaning_eval",
+            ["serena", "scifact_dev", "scifact_test", "chats"],
+        ),
         (
             "Chat exports",
             "chats",
