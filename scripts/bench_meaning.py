@@ -106,11 +106,7 @@ def corpus(corpus: Path, model: Path, runs: int) -> None:
             "SELECT sum(length(vector) + 8 + length(text_hash) + length(model)) FROM chunk_vectors"
         ).fetchone()[0]
         conn.close()
-        searches: dict[str, list[tuple[float, float]]] = {
-            "words": [],
-            "words+meaning": [],
-            "python -c pass": [],
-        }
+        searches: dict[str, list[tuple[float, float]]] = {name: [] for name in ("words", "meaning", "python")}
         for i in range(runs):
             query = QUERIES[i % len(QUERIES)]
             searches["words"].append(bench.timed_process([*memdex_cli, "search", query, "--no-semantic"]))
