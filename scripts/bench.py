@@ -839,7 +839,7 @@ def report(results: Path) -> None:
             ],
         ),
         (
-            "Meaning: search with 100,000 vectors",
+            "Meaning: search with tens of thousands of vectors (random unit vectors)",
             "meaning_scale",
             ["notes", "vectors", "words", "words+meaning"],
         ),
