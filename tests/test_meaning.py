@@ -158,8 +158,11 @@ def memdex_filters(**fields: object) -> object:
 @pytest.mark.parametrize("query", ['"', "AND", "NEAR(", "foo:", "-x", "*", "日本語のメモ", "x" * 10_000])
 def test_hostile_queries_with_meaning_on(embedded: sqlite3.Connection, encoder: Encoder, query: str) -> None:
     result = search(embedded, query, semantic=True)
-    if result.terms:  # a query with words to search for is searched by meaning too
-        assert result.semantic is not None and result.semantic["used"]
+    if result.terms:  # a query with words to search for is searched by meaning too, unless
+        # results that matched every key word already fill the page
+        assert result.semantic is not None
+        settled = sum(1 for h in result.hits if h.why_relevant["match"] == "all") >= 10
+        assert result.semantic["used"] or (settled and result.semantic["reason"].startswith("not needed"))
     else:
         assert result.semantic is None and "the query has no words to search for" in result.notes
 
@@ -259,3 +262,13 @@ def test_the_watcher_embeds_what_it_writes(
         assert "The kitchen fire drill" in found
         assert missing(sample, model) == 0
         assert service.meaning.state["embedded"] >= 1 and service.meaning.state["model"] == model
+
+
+def test_meaning_is_skipped_when_exact_matches_fill_the_page(embedded: sqlite3.Connection) -> None:
+    "Results that matched every key word keep their places first: then meaning could change nothing."
+    result = search(embedded, "worktree", limit=1)
+    assert result.hits[0].why_relevant["match"] == "all"
+    assert result.semantic is not None and result.semantic["used"] is False
+    assert result.semantic["reason"] == "not needed: enough results matched every key word"
+    wider = search(embedded, "worktree", limit=10)  # not enough of them for ten: meaning runs
+    assert wider.semantic is not None and wider.semantic["used"] is True

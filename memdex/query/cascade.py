@@ -101,9 +101,12 @@ def _search(conn: sqlite3.Connection, request: SearchRequest) -> SearchResult:
         run.notes.append("the query has no words to search for")
     meaning = None
     if not raw and parsed.key_terms:
-        from memdex.query.meaning.passes import meaning_pass
+        from memdex.query.meaning.passes import MeaningPass, meaning_pass
 
-        meaning = meaning_pass(conn, query, request.semantic, run.params)
+        if run.settled():  # meaning could not change the results shown: skip its cost
+            meaning = MeaningPass(False, "not needed: enough results matched every key word")
+        else:
+            meaning = meaning_pass(conn, query, request.semantic, run.params)
         if meaning.used and meaning.near:
             run.fuse(meaning.near)
         if meaning.note:
@@ -340,6 +343,13 @@ class _Cascade:
 
     def found(self) -> int:
         return len(self.chunk_hits if self.granularity == "chunk" else self.candidates)
+
+    def settled(self) -> bool:
+        "Do results that matched every key word already fill the limit? Then fusion keeps them all."
+        if not ranking.ALL_TERMS_FIRST:
+            return False
+        pool = self.chunk_hits if self.granularity == "chunk" else self.candidates
+        return sum(1 for c in pool.values() if c.stage <= 4) >= self.limit
 
     def fuse(self, near: list[Near]) -> None:
         """Fuse the meaning pass into the words' ranking (see ranking.fuse_score).
