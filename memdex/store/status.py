@@ -37,7 +37,8 @@ def semantic_status(conn: sqlite3.Connection, chunks: int) -> dict[str, Any]:
     from memdex.query.meaning import available
 
     models = [dict(r) for r in conn.execute(db.query("embedding_models"))]
-    return {"available": available() is None, "missing": available(), "chunks": chunks, "models": models}
+    missing = available()
+    return {"available": missing is None, "missing": missing, "chunks": chunks, "models": models}
 
 
 def _roots(conn: sqlite3.Connection) -> list[dict[str, Any]]:

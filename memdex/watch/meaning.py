@@ -9,6 +9,7 @@ machine without the semantic extra, costs nothing: the thread says why and waits
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,7 +33,6 @@ class MeaningFollower:
         self.state: dict[str, Any] = {"model": None, "embedded": 0, "reused": 0, "at": None, "off": None}
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._idle = threading.Event()
         self._thread = threading.Thread(target=self._run, name="memdex-meaning", daemon=True)
         self._encoder: Encoder | None = None
         self._model: str | None = None
@@ -43,7 +43,6 @@ class MeaningFollower:
 
     def poke(self) -> None:
         "New chunks may be waiting."
-        self._idle.clear()
         self._wake.set()
 
     def stop(self) -> None:
@@ -51,10 +50,6 @@ class MeaningFollower:
         self._wake.set()
         if self._thread.is_alive():
             self._thread.join(timeout=30)
-
-    def wait_idle(self, timeout: float) -> bool:
-        "True once every chunk known at the last poke has its vector (or there is nothing to do)."
-        return self._idle.wait(timeout)
 
     def _run(self) -> None:
         conn = db.connect(self.db_path)
@@ -66,7 +61,7 @@ class MeaningFollower:
                     break
                 try:
                     self._follow(conn)
-                except (MemdexError, OSError) as exc:
+                except (MemdexError, OSError, sqlite3.Error) as exc:  # expected: say so, go on
                     self.state["off"] = str(exc)
                     log.warning("meaning: %s", exc)
                 except Exception:  # the thread's boundary: a bug here must not stop the watcher
@@ -75,11 +70,10 @@ class MeaningFollower:
                     log.exception("meaning: unexpected error (a memdex bug: please report it)")
                     if raise_errors():
                         raise
-                self._idle.set()
         finally:
             conn.close()
 
-    def _follow(self, conn: Any) -> None:
+    def _follow(self, conn: sqlite3.Connection) -> None:
         from memdex.query.meaning import available
         from memdex.query.meaning.passes import current_model
 
