@@ -64,6 +64,7 @@ class ParsedFile:
     documents: list[Document] = field(default_factory=list)
     links: list[IndexLink] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    tail: Any = None  # a session log: where reading stopped, to read on from (ingest.sessions.Tail)
 
 
 @dataclass

@@ -32,6 +32,8 @@ BUILT_IN: dict[str, tuple[str, KindTraits]] = {
     "chatgpt": ("memdex.ingest.kinds.chatgpt:ChatGPTKind", KindTraits()),
     "claude": ("memdex.ingest.kinds.claude:ClaudeKind", KindTraits()),
     "gemini": ("memdex.ingest.kinds.gemini:GeminiKind", KindTraits()),
+    "claude-code": ("memdex.ingest.kinds.claude_code:ClaudeCodeKind", KindTraits()),
+    "codex": ("memdex.ingest.kinds.codex:CodexKind", KindTraits()),
 }
 
 SOURCES: dict[str, SourceKind]  # every registered kind by name, built on first use (__getattr__)

@@ -89,6 +89,12 @@ class SourceKind:
     # An aggregate kind reads a whole folder as one source, through one manifest file: the
     # manifest's stored stat sums the folder's, and any change in the folder re-reads it.
     aggregate: bool = False
+    # An appendable kind (a session log) grows line by line: when only new bytes were added
+    # since it was read, the pipeline hands it those (``parse_append``, ingest/sessions.py).
+    appendable: bool = False
+    # How a record inside a file is named after the file's path: ``path#record`` (a
+    # conversation in an export), ``path:line`` (a line of a session log).
+    record_separator: str = "#"
     # Its KindTraits (see there); a built-in kind's are also declared in the registry.
     one_document_per_file: bool = False
     root_counts: tuple[str, ...] = ()

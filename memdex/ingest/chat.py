@@ -23,7 +23,14 @@ from memdex.query.terms import STOPWORDS
 
 DEFAULT_CHAT_TOKENS = 350
 TOPIC_WORDS = 8
-ROLE_LABELS = {"user": "User", "assistant": "Assistant", "tool": "Tool", "system": "System"}
+ROLE_LABELS = {
+    "user": "User",
+    "assistant": "Assistant",
+    "tool": "Tool",
+    "system": "System",
+    "shell": "Shell",
+    "thinking": "Thinking",
+}
 
 # has_<signal>: a message says so. Deliberately plain, so anyone can check why a chat has one.
 SIGNALS = {
@@ -127,12 +134,14 @@ def to_document(
     )
 
 
-def chunk_messages(messages: list[Message], title: str, bound: int) -> list[Chunk]:
+def chunk_messages(messages: list[Message], title: str, bound: int, first: int = 0) -> list[Chunk]:
     """Whole exchanges -- a user message and the replies to it -- packed into chunks of at
     most ``bound`` bytes, so a question stays with its answer. An exchange too long for one
-    chunk is cut between its messages, and a message too long on its own at blank lines."""
+    chunk is cut between its messages, and a message too long on its own at blank lines.
+    Messages are numbered from ``first`` (a session read on from where it stopped)."""
     rendered = [
-        (i, m, f"{ROLE_LABELS.get(m.role, m.role.title())}: {m.text.strip()}") for i, m in enumerate(messages)
+        (i, m, f"{ROLE_LABELS.get(m.role, m.role.title())}: {m.text.strip()}")
+        for i, m in enumerate(messages, first)
     ]
     exchanges: list[list[tuple[int, Message, str]]] = []
     for item in rendered:

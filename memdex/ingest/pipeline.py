@@ -30,6 +30,7 @@ from memdex.errors import DatabaseError, IngestError, InvalidParameter, MemdexEr
 from memdex.ingest import INGEST_VERSION, SOURCES, detect_root_kind, get_kind, kinds_for
 from memdex.ingest.base import MB, SourceFile, SourceKind
 from memdex.ingest.roots import Root, Zones, detect_scope, nested_roots, owning_root
+from memdex.ingest.sessions import TAIL_BYTES, WHOLE_READ_GROWTH, Tail, WholeReadNeeded, tail_hash
 from memdex.ingest.walk import Found, IgnoreList, folder_stat, stat_file, walk
 from memdex.ingest.writer import BATCH_FILES, WATCH_BATCH_FILES, StoredFile, Writer
 from memdex.store import db
@@ -282,7 +283,7 @@ class _Run:
         broken = {r["path"]: r for r in self.writer.q("errors_of_root", {"root_id": root.id})}
         self.record_errors = {}
         for r in self.writer.q("record_errors_of_root", {"root_id": root.id}):
-            skipped = Skipped(f"{r['path']}#{r['record']}", r["reason"])
+            skipped = Skipped(_record(r["path"], r["kind"], r["record"]), r["reason"])
             self.record_errors.setdefault(r["path"], []).append(skipped)
         seen, unlisted = self._walk(root, root.path, existing, broken)
         if self.report.stopped:
@@ -411,6 +412,14 @@ class _Run:
             self.report.skipped.append(Skipped(str(found.path), broken["reason"]))
             return
         limit = self.options.max_file_size or max(k.max_bytes for k in candidates)
+        grown = stored is not None and found.size > stored.size and broken is None and not root.stale
+        if (
+            grown
+            and stored is not None
+            and found.size <= limit
+            and self._append(root, zone, found, stored, names)
+        ):
+            return
         if found.size > limit:
             reason = (
                 f"file is {found.size / MB:.1f} MB, over the {limit / MB:g} MB limit; "
@@ -459,22 +468,83 @@ class _Run:
             return
         self.later(partial(self.writer.replace, root.id, found, kind.name, sha, stored, parsed), len(data))
         self.report.documents += len(parsed.documents)
-        self.report.skipped += [Skipped(f"{found.path}#{rec}", why) for rec, why in parsed.skipped]
+        self.report.skipped += [
+            Skipped(_record(str(found.path), kind.name, rec), why) for rec, why in parsed.skipped
+        ]
         if stored is None:
             self.report.added += 1
         else:
             self.report.updated += 1
+
+    def _append(self, root: Root, zone: Path, found: Found, stored: StoredFile, names: set[str]) -> bool:
+        """A session log that only grew: read the new bytes on from where it stopped. False
+        when it must be read whole: no saved place, its prefix changed, grown past
+        ``WHOLE_READ_GROWTH`` times its last whole read, or records the reader cannot follow."""
+        kind = SOURCES.get(stored.kind)
+        if kind is None or not kind.appendable or stored.kind not in names:
+            return False
+        tail = self.writer.tail(stored.id)
+        if tail is None or found.size > WHOLE_READ_GROWTH * tail.whole_size or tail.offset > found.size:
+            return False
+        start = max(0, tail.offset - TAIL_BYTES)
+        try:
+            with open(found.path, "rb") as f:
+                f.seek(start)
+                prefix_end = f.read(tail.offset - start)
+                data = f.read(found.size - tail.offset)
+        except OSError:
+            return False
+        if tail_hash(prefix_end) != tail.tail_sha:
+            return False  # rewritten, not appended to
+        rel = os.path.relpath(found.path, zone).replace(os.sep, "/")
+        source = SourceFile(found.path, rel, zone, data, root.scope, root.chunk_tokens)
+        try:
+            appended = kind.parse_append(source, tail)
+        except (WholeReadNeeded, IngestError):
+            return False
+        except Exception:
+            if self.raise_errors:
+                raise
+            return False  # the whole read reports it
+        new_tail = Tail(
+            appended.offset,
+            appended.lines,
+            tail.whole_size,
+            tail_hash(prefix_end + data[: appended.offset - tail.offset]),
+            appended.state,
+        )
+        # Not the file's SHA-256 (that would read it all): a hash chained from the last one.
+        sha = hashlib.sha256(stored.sha256.encode() + data).hexdigest()
+        write = partial(self.writer.append, root.id, stored, found, sha, appended, new_tail)
+        if appended.document.chunks or appended.offset != tail.offset:
+            # Written now, not queued: if the document is not there to add to, read it whole.
+            self.flush()
+            if not write():
+                return False
+            self.writer.commit()
+        self.report.updated += 1
+        self.report.documents += 1 if appended.document.chunks else 0
+        self.report.skipped += [
+            Skipped(_record(str(found.path), kind.name, rec), why) for rec, why in appended.skipped
+        ]
+        return True
 
     def _record_errors(self, stored: StoredFile) -> list[Skipped]:
         "Records still skipped inside an unchanged file (they are reported on every run)."
         if self.record_errors is not None:
             return list(self.record_errors.get(stored.path, []))
         rows = self.writer.q("record_errors_of_file", {"file_id": stored.id})
-        return [Skipped(f"{stored.path}#{r['record']}", r["reason"]) for r in rows]
+        return [Skipped(_record(stored.path, stored.kind, r["record"]), r["reason"]) for r in rows]
 
     def _skip(self, root: Root, found: Found, reason: str, remember_stat: bool = True) -> None:
         self.report.skipped.append(Skipped(str(found.path), reason))
         self.later(partial(self.writer.record_error, root.id, found, reason, remember_stat))
+
+
+def _record(path: str, kind: str, record: str) -> str:
+    "A record inside a file, named as its kind names them: ``path#conversation``, ``path:line``."
+    source = SOURCES.get(kind)
+    return f"{path}{source.record_separator if source else '#'}{record}"
 
 
 def _stored(row: sqlite3.Row) -> StoredFile:

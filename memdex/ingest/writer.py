@@ -17,8 +17,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from memdex.ingest import INGEST_VERSION
+from memdex.ingest.sessions import Appended, Tail
 from memdex.ingest.walk import Found
-from memdex.models import Document, ParsedFile, est_tokens
+from memdex.models import Chunk, Document, ParsedFile, est_tokens
 from memdex.store import db
 from memdex.utils import utc_stamp
 
@@ -198,6 +199,76 @@ class Writer:
             for record, reason in parsed.skipped:
                 self.q("record_error_insert", {"file_id": file_id, "record": record, "reason": reason})
             self._refresh_topics(targets)
+            if parsed.tail is not None:
+                self._save_tail(file_id, parsed.tail)
+            elif stored is not None:
+                self.q("file_tail_delete", {"file_id": file_id})
+
+    # -- session logs, read on from where they stopped ------------------------------------
+    def tail(self, file_id: int) -> Tail | None:
+        row = self.q("file_tail_get", {"file_id": file_id}).fetchone()
+        if row is None:
+            return None
+        return Tail(row["offset"], row["lines"], row["whole_size"], row["tail_sha"], json.loads(row["state"]))
+
+    def _save_tail(self, file_id: int, tail: Tail) -> None:
+        params = {
+            "file_id": file_id,
+            "offset": tail.offset,
+            "lines": tail.lines,
+            "whole_size": tail.whole_size,
+            "tail_sha": tail.tail_sha,
+            "state": json.dumps(tail.state, default=str),
+        }
+        self.q("file_tail_upsert", params)
+
+    def append(
+        self, root_id: int, stored: StoredFile, found: Found, sha: str, appended: Appended, tail: Tail
+    ) -> bool:
+        """Add what a session log gained to its document: new chunks, its fields moved on.
+        False when the document is not there to add to (the caller reads the file whole)."""
+        doc = appended.document
+        with self.unit():
+            row = self.q("document_by_file_key", {"file_id": stored.id, "key": doc.key}).fetchone()
+            if row is None:
+                return False
+            doc_id = int(row["id"])
+            if doc.chunks:
+                self.q("document_body_delete", {"document_id": doc_id})
+            params = {
+                "id": doc_id,
+                "title": doc.title,
+                "platform": doc.platform,
+                "date": doc.date,
+                "created": doc.created,
+                "modified": doc.modified,
+                "added_bytes": doc.size_bytes,
+                "meta": json.dumps(doc.meta, default=str),
+            }
+            next_seq = int(self.q("document_append", params).fetchone()["next_seq"])
+            rows = self._chunk_rows(doc_id, doc.chunks, next_seq)
+            self.conn.executemany(db.query("chunk_insert"), rows)
+            self.conn.executemany(db.query("chunks_fts_insert"), rows)
+            if doc.chunks:
+                self.q("document_body_rebuild", {"document_id": doc_id})
+            self.q(
+                "file_update",
+                {
+                    "id": stored.id,
+                    "root_id": root_id,
+                    "rel_path": found.rel_path,
+                    "kind": stored.kind,
+                    "size": found.size,
+                    "mtime_ns": found.mtime_ns,
+                    "sha256": sha,
+                    "now": self.now,
+                },
+            )
+            for record, reason in appended.skipped:
+                self.q("record_error_insert", {"file_id": stored.id, "record": record, "reason": reason})
+            self.q("error_delete", {"path": str(found.path)})
+            self._save_tail(stored.id, tail)
+        return True
 
     def _link_targets(self, file_id: int) -> set[str]:
         return {r[0] for r in self.q("link_targets_of_file", {"file_id": file_id})}
@@ -256,18 +327,27 @@ class Writer:
                 for t, s, f, ln in topics
             ],
         )
-        # Chunk ids are given here (past every id the sequence has seen), so the chunks and
-        # their full-text entries go in as two batches: 3x faster than a trigger per row.
+        rows = self._chunk_rows(doc_id, doc.chunks)
+        self.conn.executemany(db.query("chunk_insert"), rows)
+        self.conn.executemany(db.query("chunks_fts_insert"), rows)
+        if rows:
+            body = "\n".join(f"{r['heading']}\n{r['text']}" for r in rows)  # as the document_bodies view
+            self.q("document_body_insert", {"document_id": doc_id, "body": body})
+
+    def _chunk_rows(self, doc_id: int, chunks: list[Chunk], first_seq: int = 0) -> list[dict[str, object]]:
+        """Chunk rows with their ids given here (past every id the sequence has seen), so the
+        chunks and their full-text entries go in as two batches: 3x faster than a trigger
+        per row."""
         first = self.next_chunk_id
-        self.next_chunk_id += len(doc.chunks)
-        rows = []
-        for seq, c in enumerate(doc.chunks):
+        self.next_chunk_id += len(chunks)
+        rows: list[dict[str, object]] = []
+        for n, c in enumerate(chunks):
             size = len(c.text.encode("utf-8"))
             rows.append(
                 {
-                    "id": first + seq,
+                    "id": first + n,
                     "document_id": doc_id,
-                    "seq": seq,
+                    "seq": first_seq + n,
                     "heading": c.heading,
                     "text": c.text,
                     "line_start": c.line_start,
@@ -277,11 +357,7 @@ class Writer:
                     "meta": json.dumps(c.meta),
                 }
             )
-        self.conn.executemany(db.query("chunk_insert"), rows)
-        self.conn.executemany(db.query("chunks_fts_insert"), rows)
-        if rows:
-            body = "\n".join(f"{r['heading']}\n{r['text']}" for r in rows)  # as the document_bodies view
-            self.q("document_body_insert", {"document_id": doc_id, "body": body})
+        return rows
 
 
 def topics_json(topics: list[str]) -> str:

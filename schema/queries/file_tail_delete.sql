@@ -1,0 +1,1 @@
+DELETE FROM file_tails WHERE file_id = :file_id
