@@ -6,7 +6,8 @@
   blank lines. Each chunk keeps its speaker roles and message range; none is empty.
 - Signals are documented heuristics over the text (see SIGNALS).
 - Topics: the title, and the conversation's most distinctive words: the words it uses most,
-  counted twice when the user writes them, less stopwords and words under 4 letters.
+  counted twice when the user writes them, less stopwords and words under 4 letters. Tool
+  calls and output, reasoning and shell lines (agent sessions) give no topic words.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ ROLE_LABELS = {
     "shell": "Shell",
     "thinking": "Thinking",
 }
+
+# What an agent's tools and reasoning wrote, not what was said: no topic words come from it.
+NOT_SAID = {"tool", "thinking", "shell"}
 
 # has_<signal>: a message says so. Deliberately plain, so anyone can check why a chat has one.
 SIGNALS = {
@@ -94,6 +98,8 @@ def signals(messages: list[Message]) -> dict[str, bool]:
 def distinctive_words(messages: list[Message], n: int = TOPIC_WORDS) -> list[str]:
     counts: Counter[str] = Counter()
     for m in messages:
+        if m.role in NOT_SAID:
+            continue
         weight = 2 if m.role == "user" else 1
         for word in re.findall(r"[^\W\d_][\w'-]{3,}", m.text.lower()):
             word = word.strip("'-")

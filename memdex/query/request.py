@@ -32,6 +32,8 @@ class Filters:
     tags: list[str] = field(default_factory=list)
     since: str | None = None
     until: str | None = None
+    project: str | None = None  # agent sessions: the working folder, its path or last part(s)
+    branch: str | None = None  # agent sessions: the git branch
 
     def check(self) -> None:
         for name in ("since", "until"):
@@ -48,6 +50,8 @@ class Filters:
             "type": self.type,
             "scope": self.scope,
             "platform": self.platform,
+            "project": self.project,
+            "branch": self.branch,
             "tags": json.dumps(self.tags) if self.tags else None,
             "since": self.since,
             "until": self.until,
@@ -105,7 +109,8 @@ class SearchRequest:
     def from_options(cls, query: str, options: dict[str, Any]) -> SearchRequest:
         """A request from the option names of batch lines and tool arguments: ``limit``,
         ``granularity``, ``max_tokens``, ``raw``, ``full``, ``synonyms``, and the filters
-        ``namespace``, ``type``, ``scope``, ``platform``, ``since``, ``until``, ``tag(s)``,
+        ``namespace``, ``type``, ``scope``, ``platform``, ``project``, ``branch``, ``since``,
+        ``until``, ``tag(s)``,
         ``kind(s)``. An unknown name or a value of the wrong type is an InvalidParameter."""
         values: dict[str, Any] = {}
         filters = Filters()
@@ -154,6 +159,8 @@ _FILTERS: dict[str, type] = {
     "type": str,
     "scope": str,
     "platform": str,
+    "project": str,
+    "branch": str,
     "since": str,
     "until": str,
     "tag": list,

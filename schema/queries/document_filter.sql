@@ -6,6 +6,10 @@ AND (:namespace IS NULL OR d.namespace = :namespace COLLATE NOCASE
 AND (:type IS NULL OR d.type = :type COLLATE NOCASE)
 AND (:scope IS NULL OR d.scope = :scope)
 AND (:platform IS NULL OR d.platform = :platform COLLATE NOCASE)
+AND (:project IS NULL OR json_extract(d.meta, '$.project') = :project
+     OR substr(json_extract(d.meta, '$.project'), -length(:project) - 1) = '/' || :project
+     OR substr(json_extract(d.meta, '$.project'), 1, length(:project) + 1) = :project || '/')
+AND (:branch IS NULL OR json_extract(d.meta, '$.branch') = :branch)
 AND (:since IS NULL OR d.date >= :since)
 AND (:until IS NULL OR substr(d.date, 1, length(:until)) <= :until)
 AND (:years IS NULL OR substr(d.date, 1, 4) IN (SELECT value FROM json_each(:years)))

@@ -51,7 +51,14 @@ def search_options(f: Callable[..., Any]) -> Callable[..., Any]:
             "--scope", type=click.Choice(["user", "project"]), help="Only user or project memories."
         ),
         click.option("--kind", "kinds", multiple=True, help="Only this source kind (repeatable)."),
-        click.option("--platform", help="Only chats from this platform, e.g. chatgpt, claude."),
+        click.option(
+            "--platform", help="Only chats from this platform, e.g. chatgpt, claude, claude-code, codex."
+        ),
+        click.option(
+            "--project",
+            help="Only agent sessions run in this folder: its path, or its last part(s), e.g. memdex.",
+        ),
+        click.option("--branch", help="Only agent sessions on this git branch."),
         click.option("--since", help="Only documents dated on or after YYYY[-MM[-DD]]."),
         click.option("--until", help="Only documents dated on or before YYYY[-MM[-DD]]."),
         click.option("--no-synonyms", is_flag=True, help="Skip layers 2 and 4 (synonym expansion)."),
@@ -80,6 +87,8 @@ def request_from(query: str, kw: dict[str, Any]) -> SearchRequest:
         type=kw["doc_type"],
         scope=kw["scope"],
         platform=kw["platform"],
+        project=kw["project"],
+        branch=kw["branch"],
         tags=list(kw["tags"]),
         since=kw["since"],
         until=kw["until"],

@@ -103,9 +103,10 @@ class ClaudeCodeReader(SessionReader):
             self._take(record)
             return
         parent = _parent(record)
-        if parent is not None and parent not in self.recent:
+        said = record.get("type") in ("user", "assistant")
+        if said and parent is not None and parent not in self.recent:
             raise WholeReadNeeded(f"record {record['uuid']} follows one not read")
-        if parent is not None and _is_prompt(record) and self.recent[parent] < self.last_prompt:
+        if parent in self.recent and _is_prompt(record) and self.recent[parent] < self.last_prompt:
             raise WholeReadNeeded("the conversation was rewound")
         self.recent[record["uuid"]] = self.position
         if len(self.recent) > 2 * RECENT:
