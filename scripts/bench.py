@@ -300,6 +300,148 @@ def watch(corpus: Path, edits: int, burst: int) -> None:
     )
 
 
+# -- a live agent session: a line appended to a 20 MB session log -> searchable -------------
+def synthetic_session(path: Path, megabytes: float) -> int:
+    """A Claude Code session log of about ``megabytes`` MB, built from a real one (its records
+    repeated with fresh uuids, chained), so tool output, thinking and images are as real
+    sessions have them. Returns the number of lines."""
+    real = DATA / "chats" / "claude-code" / "daaain-claude-code-log" / "-experiments-worktrees"
+    records = [
+        json.loads(x) for x in (real / "ef958aa1-0e93-49f0-bb71-150f63befcd1.jsonl").read_text().splitlines()
+    ]
+    records = [r for r in records if r.get("type") in ("user", "assistant")]
+    target = int(megabytes * 1024 * 1024)
+    written, parent, n = 0, None, 0
+    with path.open("w", encoding="utf-8") as f:
+        while written < target:
+            for record in records:
+                n += 1
+                record = {**record, "uuid": f"u{n}", "parentUuid": parent, "sessionId": "bench-session"}
+                line = json.dumps(record) + "\n"
+                f.write(line)
+                written += len(line.encode())
+                parent = f"u{n}"
+    return n
+
+
+def session_line(n: int, parent: str, token: str) -> str:
+    record = {
+        "type": "assistant",
+        "uuid": f"live{n}",
+        "parentUuid": parent,
+        "sessionId": "bench-session",
+        "timestamp": "2026-11-24T10:00:00Z",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": f"The answer is {token}."}]},
+    }
+    return json.dumps(record) + "\n"
+
+
+@cli.command()
+@click.option("--megabytes", default=20.0, show_default=True, help="Size of the session log.")
+@click.option("--appends", default=15, show_default=True, help="Lines appended and timed.")
+def session(megabytes: float, appends: int) -> None:
+    """A live agent session: a line appended to a 20 MB Claude Code log, searchable when?
+
+    Runs `memdex watch` as its own process and, after each appended line, `memdex search`
+    as a process too, as a person would, until the line is found: the end-to-end latency.
+    Beside it, in this process: reading the grown file on from where it stopped against
+    reading it whole (the same work a file rewritten in place costs).
+
+    Example:
+
+        python scripts/bench.py session --megabytes 20 --appends 15
+    """
+    from memdex.store.lock import holder
+    from memdex.watch.service import read_state
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "projects" / "-bench"
+        root.mkdir(parents=True)
+        log = root / "bench-session.jsonl"
+        lines = synthetic_session(log, megabytes)
+        db_path = Path(tmp) / "session.db"
+        conn = memdex.open_index(db_path)
+        started = time.perf_counter()
+        memdex.index_paths(conn, [root.parent])
+        whole_s = time.perf_counter() - started
+        proc = subprocess.Popen([*memdex_command(), "--db", str(db_path), "watch"], stderr=subprocess.DEVNULL)
+        _wait(
+            lambda: (
+                (holder(db_path) or {}).get("pid") == proc.pid
+                and (read_state(db_path) or {}).get("catch_up") is not None
+            ),
+            120,
+        )
+        parent = f"u{lines}"
+        cli_latencies, found_in_process = [], []
+        for i in range(appends):
+            token = f"zqlive{i:03d}marker"
+            appended = time.perf_counter()
+            with log.open("a", encoding="utf-8") as f:
+                f.write(session_line(i, parent, token))
+            parent = f"live{i}"
+            found_in_process.append(_wait(lambda t=token: _found(conn, t) == 1, 60))
+
+            def cli_finds(t: str = token) -> bool:
+                out = subprocess.run(
+                    [*memdex_command(), "--db", str(db_path), "search", t, "--json"],
+                    capture_output=True,
+                    text=True,
+                )
+                return bool(json.loads(out.stdout or "{}").get("results"))
+
+            _wait(cli_finds, 60)
+            cli_latencies.append(time.perf_counter() - appended)
+        proc.terminate()
+        proc.wait(30)
+
+        # the work itself, side by side: read on (one line) against read whole
+        from memdex.ingest.pipeline import index_changes
+
+        on, whole = [], []
+        for i in range(5):
+            with log.open("a", encoding="utf-8") as f:
+                f.write(session_line(1000 + i, parent, f"zqwork{i}"))
+            parent = f"live{1000 + i}"
+            started = time.perf_counter()
+            index_changes(conn, [log])
+            on.append(time.perf_counter() - started)
+            conn.execute("DELETE FROM file_tails")  # no saved place: read whole
+            conn.commit()
+            with log.open("a", encoding="utf-8") as f:
+                f.write(session_line(2000 + i, parent, f"zqwhole{i}"))
+            parent = f"live{2000 + i}"
+            started = time.perf_counter()
+            index_changes(conn, [log])
+            whole.append(time.perf_counter() - started)
+        size = log.stat().st_size
+        conn.close()
+    click.echo(
+        json.dumps(
+            {
+                "memdex": memdex.__version__,
+                "session_bytes": size,
+                "session_lines": lines,
+                "first_index_s": round(whole_s, 3),
+                "append_to_cli_search_finds_s": {
+                    "p50": round(statistics.median(cli_latencies), 3),
+                    "max": round(max(cli_latencies), 3),
+                    "appends": appends,
+                },
+                "append_to_searchable_in_process_s": {
+                    "p50": round(statistics.median(found_in_process), 3),
+                    "max": round(max(found_in_process), 3),
+                },
+                "one_line_read_on_s": round(statistics.median(on), 4),
+                "same_change_read_whole_s": round(statistics.median(whole), 4),
+                "ratio_whole_to_read_on": round(statistics.median(whole) / statistics.median(on), 1),
+                "goal": {"append_to_cli_search_finds_s": 1.5},
+            },
+            indent=2,
+        )
+    )
+
+
 # -- start-up: a whole `memdex search` against the interpreter's own start ----------------------
 @cli.command()
 @click.option("--notes", default=2000, show_default=True, help="Generated notes to search.")

@@ -226,6 +226,8 @@ def test_kinds_lists_the_registry() -> None:
         "chatgpt",
         "claude",
         "gemini",
+        "claude-code",
+        "codex",
     ]
 
 

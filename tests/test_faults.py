@@ -299,6 +299,8 @@ def _as_schema_3(db_path: Path) -> None:
         DROP TABLE chunk_vectors;
         DROP TABLE embedding_models;
         DELETE FROM memdex_migrations WHERE name = '0005_chunk_vectors';
+        DROP TABLE file_tails;
+        DELETE FROM memdex_migrations WHERE name = '0006_file_tails';
         PRAGMA user_version = 3;
         """
     )

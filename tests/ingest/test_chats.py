@@ -196,7 +196,7 @@ def test_signals_and_distinctive_words() -> None:
 # -- indexing and search ----------------------------------------------------------------------
 def test_all_shared_chat_samples_index(conn: sqlite3.Connection, shared_data: Path) -> None:
     report = index_paths(conn, [shared_data / "chats"])
-    assert report.added == 20
+    assert report.added == 39  # 20 exports, 19 agent session logs
     assert sorted(s.reason for s in report.skipped) == [
         "activity time 'not a time' is not a date",
         "conversation has no chat_messages",
@@ -204,10 +204,10 @@ def test_all_shared_chat_samples_index(conn: sqlite3.Connection, shared_data: Pa
         "record has no mapping (the message tree)",
     ]
     kinds = dict(conn.execute("SELECT kind, count(*) FROM documents GROUP BY kind").fetchall())
-    assert kinds == {"chatgpt": 5, "claude": 18, "gemini": 3}
+    assert kinds == {"chatgpt": 5, "claude": 18, "gemini": 3, "claude-code": 15, "codex": 2}
     assert conn.execute("SELECT count(*) FROM chunks WHERE trim(text) = ''").fetchone()[0] == 0
     again = index_paths(conn, [shared_data / "chats"])
-    assert again.unchanged == 20 and len(again.skipped) == 4  # still reported on an unchanged run
+    assert again.unchanged == 39 and len(again.skipped) == 4  # still reported on an unchanged run
 
 
 def test_a_single_export_file_is_detected_by_content(
