@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from memdex.models import Hit
 from memdex.query import ranking
 from memdex.query.explain import Explainer
-from memdex.query.terms import Term
+from memdex.query.terms import Term, any_of
 from memdex.store import db
 from memdex.utils import Budget
 
@@ -46,13 +47,28 @@ def explainer_for(conn: sqlite3.Connection, terms: list[Term]) -> Explainer:
 class _Texts:
     "The shown documents and their chunks, tokenized once."
 
-    def __init__(self, conn: sqlite3.Connection, doc_ids: list[int], explainer: Explainer) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        doc_ids: list[int],
+        explainer: Explainer,
+        chunk_ids: Iterable[int] = (),
+        whole: bool = False,
+    ) -> None:
+        """Read the documents, and of their chunks those that hold a query term, their first
+        and ``chunk_ids`` -- or, ``whole``, all of them (the full text was asked for)."""
         self.explainer = explainer
         ids = json.dumps(doc_ids)
         self.docs = {r["id"]: r for r in conn.execute(db.query("hit_documents"), {"ids": ids})}
         self.chunks: dict[int, list[sqlite3.Row]] = {}
         self.by_id: dict[int, sqlite3.Row] = {}
-        for c in conn.execute(db.query("hit_chunks"), {"ids": ids}):
+        match = any_of([[t, *t.synonyms] for t in explainer.terms])
+        if whole or not match or any("*" in t.text for t in explainer.terms):
+            rows = conn.execute(db.query("hit_chunks"), {"ids": ids})
+        else:
+            params = {"ids": ids, "chunk_ids": json.dumps(list(chunk_ids)), "match": match}
+            rows = conn.execute(db.query("hit_chunks_matching"), params)
+        for c in rows:
             self.chunks.setdefault(c["document_id"], []).append(c)
             self.by_id[c["id"]] = c
         self._tokens: dict[int, list[str]] = {}
@@ -93,7 +109,8 @@ def build_hits(
     if not ranked:
         return [], False
     explainer = explainer_for(conn, terms)
-    texts = _Texts(conn, list(dict.fromkeys(c.document_id for c in ranked)), explainer)
+    doc_ids = list(dict.fromkeys(c.document_id for c in ranked))
+    texts = _Texts(conn, doc_ids, explainer, (i for c in ranked for i in c.chunks), whole=full_text)
     hits: list[Hit] = []
     budget = Budget(max_tokens)
     top_score = {c.stage: c.score for c in reversed(ranked)}  # best score of each stage
