@@ -693,6 +693,7 @@ COMMANDS = {
     "chats": "python scripts/bench.py chats > docs/benchmarks/chats.json",
     "eval": "python scripts/eval.py > docs/benchmarks/eval.json",
     "startup": "python scripts/bench.py startup > docs/benchmarks/startup.json",
+    "session": "python scripts/bench.py session > docs/benchmarks/session.json",
     "meaning_encoder": "python scripts/bench_meaning.py encoder > docs/benchmarks/meaning_encoder.json",
     "meaning_corpus": "python scripts/bench_meaning.py corpus > docs/benchmarks/meaning_corpus.json",
     "meaning_scale": "python scripts/bench_meaning.py scale > docs/benchmarks/meaning_scale.json",
@@ -951,6 +952,20 @@ def report(results: Path) -> None:
             ],
         ),
         ("The watcher", "watch", ["files", "edit_to_searchable_s", "burst", "catch_up_nothing_changed"]),
+        (
+            "A live agent session: a line appended to a 20 MB Claude Code log",
+            "session",
+            [
+                "session_bytes",
+                "session_lines",
+                "first_index_s",
+                "append_to_cli_search_finds_s",
+                "append_to_searchable_in_process_s",
+                "one_line_read_on_s",
+                "same_change_read_whole_s",
+                "ratio_whole_to_read_on",
+            ],
+        ),
         (
             "Start-up: `memdex search` beside `python -c pass`",
             "startup",
