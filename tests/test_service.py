@@ -97,6 +97,35 @@ def test_changes_become_searchable(db_path: Path, notes: Path) -> None:
     assert state is not None and state["stopped_at"] and state["last_batch"]["lag_s"] < 10
 
 
+def test_a_growing_agent_session_is_read_on_as_it_grows(db_path: Path, tmp_path: Path) -> None:
+    "A Claude Code log appended to line by line, a torn line among them, while the watcher runs."
+    from .ingest.test_sessions import claude_line, conversation
+
+    root = tmp_path / "projects"
+    (root / "-work-proj").mkdir(parents=True)
+    log = root / "-work-proj" / "s-1.jsonl"
+    log.write_text("\n".join(conversation(0, 30, None)) + "\n")
+    conn = db.connect(db_path)
+    index_paths(conn, [root])
+    whole_size = conn.execute("SELECT whole_size FROM file_tails").fetchone()[0]
+    conn.close()
+    with running(db_path):
+        line = claude_line(30, "user", "what about the albatross migration", "u29")
+        with log.open("a") as f:
+            f.write(line[:25])  # mid-write
+            f.flush()
+        with log.open("a") as f:
+            f.write(line[25:] + "\n")
+        wait_until(lambda: titles(db_path, "albatross") == ["message 0 about topic0 and the weather"])
+        with log.open("a") as f:
+            f.write(claude_line(31, "assistant", "the albatross flies south in winter", "u30") + "\n")
+        wait_until(lambda: len(search(db.connect(db_path), "south winter albatross").hits) == 1)
+    conn = db.connect(db_path)
+    assert conn.execute("SELECT whole_size FROM file_tails").fetchone()[0] == whole_size  # read on
+    assert conn.execute("SELECT count(*) FROM ingest_errors").fetchone()[0] == 0
+    conn.close()
+
+
 def test_start_up_catches_up_with_what_changed_while_off(db_path: Path, notes: Path) -> None:
     (notes / "while-off.md").write_text("# Off\n\nAbout puffins.\n")
     (notes / "first.md").unlink()

@@ -6,10 +6,13 @@ import codecs
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memdex.errors import IngestError
 from memdex.models import ParsedFile
+
+if TYPE_CHECKING:
+    from memdex.ingest.sessions import Appended, Tail
 
 MB = 1024 * 1024
 
@@ -123,4 +126,9 @@ class SourceKind:
         return True
 
     def parse(self, source: SourceFile) -> ParsedFile:
+        raise NotImplementedError
+
+    def parse_append(self, source: SourceFile, tail: Tail) -> Appended:
+        """For an ``appendable`` kind: ``source.data`` holds only the bytes after ``tail``'s
+        offset; read them on from ``tail``'s state (see ingest/sessions.py)."""
         raise NotImplementedError

@@ -327,7 +327,7 @@ class Writer:
                 for t, s, f, ln in topics
             ],
         )
-        rows = self._chunk_rows(doc_id, doc.chunks)
+        rows = self._chunk_rows(int(doc_id or 0), doc.chunks)
         self.conn.executemany(db.query("chunk_insert"), rows)
         self.conn.executemany(db.query("chunks_fts_insert"), rows)
         if rows:

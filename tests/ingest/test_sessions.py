@@ -5,7 +5,6 @@ whole and read on as they grow."""
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -16,7 +15,6 @@ from memdex.ingest.kinds.claude_code import _messages
 from memdex.ingest.pipeline import index_paths
 from memdex.query.cascade import search
 from memdex.query.request import Filters, SearchRequest
-
 from tests.conftest import shared
 
 CLAUDE_CODE = ("chats", "claude-code")
@@ -122,6 +120,24 @@ def test_what_the_assistant_said_finds_its_session_first(sessions: sqlite3.Conne
             first += keys[:1] == [row["key"]]
     assert total >= 80
     assert top3 == total and first >= total - 4
+
+
+def test_what_codex_said_finds_its_session_first(sessions: sqlite3.Connection) -> None:
+    total = 0
+    for path in sorted(shared(*CODEX).rglob("*.jsonl")):
+        key = json.loads(path.read_text("utf-8").splitlines()[0])["payload"]["id"]
+        for line in path.read_text("utf-8").splitlines():
+            payload = json.loads(line).get("payload", {})
+            if payload.get("type") != "message" or payload.get("role") != "assistant":
+                continue
+            words = " ".join(c.get("text", "") for c in payload["content"]).split()
+            if len(words) < 8:
+                continue
+            query = " ".join(words[len(words) // 2 - 4 : len(words) // 2 + 4])
+            keys = [h.key for h in search(sessions, SearchRequest(query, limit=3)).hits]
+            assert keys[:1] == [key], (path.name, query, keys)
+            total += 1
+    assert total >= 10
 
 
 def test_codex_messages_once_without_instructions(sessions: sqlite3.Connection) -> None:
