@@ -300,6 +300,19 @@ def _as_schema_3(db_path: Path) -> None:
         DROP TABLE embedding_models;
         DELETE FROM memdex_migrations WHERE name = '0005_chunk_vectors';
         DROP TABLE file_tails;
+        DROP TRIGGER documents_bd_bodies;
+        DROP VIEW document_bodies;
+        ALTER TABLE documents DROP COLUMN whole_text;
+        CREATE VIEW document_bodies AS
+        SELECT document_id AS id, group_concat(heading || char(10) || text, char(10)) AS body
+        FROM (SELECT document_id, heading, text FROM chunks ORDER BY document_id, seq)
+        GROUP BY document_id;
+        CREATE TRIGGER documents_bd_bodies BEFORE DELETE ON documents BEGIN
+            INSERT INTO bodies_fts (bodies_fts, rowid, body)
+            SELECT 'delete', old.id, group_concat(heading || char(10) || text, char(10))
+            FROM (SELECT heading, text FROM chunks WHERE document_id = old.id ORDER BY seq)
+            HAVING count(*) > 0;
+        END;
         DELETE FROM memdex_migrations WHERE name = '0006_file_tails';
         PRAGMA user_version = 3;
         """

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from memdex.ingest import INGEST_VERSION
+from memdex.ingest import INGEST_VERSION, SOURCES
 from memdex.ingest.sessions import Appended, Tail
 from memdex.ingest.walk import Found
 from memdex.models import Chunk, Document, ParsedFile, est_tokens
@@ -191,9 +191,13 @@ class Writer:
                 )
                 targets.add(link.target)
             keys: set[str] = set()
+            # A document that grows (a session log) is ranked by its chunks alone: its whole
+            # text is not indexed again after every appended line (migration 0006).
+            source = SOURCES.get(kind)
+            whole_text = not (source is not None and source.appendable)
             for doc in parsed.documents:
                 doc.key = _unique(doc.key, keys)
-                self._insert_document(file_id, str(found.path), doc, old_ids.get(doc.key))
+                self._insert_document(file_id, str(found.path), doc, old_ids.get(doc.key), whole_text)
             self.q("error_delete", {"path": str(found.path)})
             self.q("record_errors_delete_of_file", {"file_id": file_id})
             for record, reason in parsed.skipped:
@@ -233,8 +237,6 @@ class Writer:
             if row is None:
                 return False
             doc_id = int(row["id"])
-            if doc.chunks:
-                self.q("document_body_delete", {"document_id": doc_id})
             params = {
                 "id": doc_id,
                 "title": doc.title,
@@ -249,8 +251,6 @@ class Writer:
             rows = self._chunk_rows(doc_id, doc.chunks, next_seq)
             self.conn.executemany(db.query("chunk_insert"), rows)
             self.conn.executemany(db.query("chunks_fts_insert"), rows)
-            if doc.chunks:
-                self.q("document_body_rebuild", {"document_id": doc_id})
             self.q(
                 "file_update",
                 {
@@ -288,7 +288,9 @@ class Writer:
         for document_id, topics in by_document.items():
             self.q("document_set_topics", {"id": document_id, "topics": topics_json(topics)})
 
-    def _insert_document(self, file_id: int, path: str, doc: Document, doc_id: int | None) -> None:
+    def _insert_document(
+        self, file_id: int, path: str, doc: Document, doc_id: int | None, whole_text: bool = True
+    ) -> None:
         topics = [(t, s, None, None) for t, s in doc.topics]
         for r in self.q("links_to_target", {"target": path}):
             topics += [(k, "index", r["file_id"], r["line"]) for k in json.loads(r["keywords"])]
@@ -317,6 +319,7 @@ class Writer:
                 "size_bytes": doc.size_bytes,
                 "est_tokens": est_tokens(doc.size_bytes),
                 "meta": json.dumps(doc.meta, default=str),
+                "whole_text": whole_text,
             },
         ).lastrowid
         self.q("documents_fts_insert", {"id": doc_id, **fields})
@@ -330,7 +333,7 @@ class Writer:
         rows = self._chunk_rows(int(doc_id or 0), doc.chunks)
         self.conn.executemany(db.query("chunk_insert"), rows)
         self.conn.executemany(db.query("chunks_fts_insert"), rows)
-        if rows:
+        if rows and whole_text:
             body = "\n".join(f"{r['heading']}\n{r['text']}" for r in rows)  # as the document_bodies view
             self.q("document_body_insert", {"document_id": doc_id, "body": body})
 

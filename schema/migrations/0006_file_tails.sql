@@ -12,3 +12,27 @@ CREATE TABLE file_tails (
     tail_sha TEXT NOT NULL,
     state TEXT NOT NULL DEFAULT '{}'
 );
+
+-- A document that grows (a session) is ranked by its chunks, not as one whole text: putting
+-- its whole text into bodies_fts again after every appended line would cost the size of the
+-- session, not of the line. whole_text = 0 keeps it out of the view and so of the index.
+ALTER TABLE documents ADD COLUMN whole_text INTEGER NOT NULL DEFAULT 1;
+
+DROP TRIGGER documents_bd_bodies;
+DROP VIEW document_bodies;
+CREATE VIEW document_bodies AS
+SELECT document_id AS id, group_concat(heading || char(10) || text, char(10)) AS body
+FROM (
+    SELECT c.document_id, c.heading, c.text
+    FROM chunks c JOIN documents d ON d.id = c.document_id
+    WHERE d.whole_text
+    ORDER BY c.document_id, c.seq
+)
+GROUP BY document_id;
+
+CREATE TRIGGER documents_bd_bodies BEFORE DELETE ON documents WHEN old.whole_text BEGIN
+    INSERT INTO bodies_fts (bodies_fts, rowid, body)
+    SELECT 'delete', old.id, group_concat(heading || char(10) || text, char(10))
+    FROM (SELECT heading, text FROM chunks WHERE document_id = old.id ORDER BY seq)
+    HAVING count(*) > 0;
+END;

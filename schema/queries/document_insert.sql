@@ -1,7 +1,7 @@
 INSERT INTO documents (
     id, file_id, key, kind, title, description, tags, topics, namespace, type, scope, platform,
-    date, created, modified, line_count, size_bytes, est_tokens, meta
+    date, created, modified, line_count, size_bytes, est_tokens, meta, whole_text
 ) VALUES (
     :id, :file_id, :key, :kind, :title, :description, :tags, :topics, :namespace, :type, :scope,
-    :platform, :date, :created, :modified, :line_count, :size_bytes, :est_tokens, :meta
+    :platform, :date, :created, :modified, :line_count, :size_bytes, :est_tokens, :meta, :whole_text
 )
