@@ -135,11 +135,14 @@ def small_folder(tmp_path: Path) -> Path:
     )
     (root / "skills-git-index.md").write_text(
         "| Keywords | File |\n|----------|------|\n"
-        "| worktree prune cleanup stale detached | [git/git-worktree](git/git-worktree.md) |\n"
-        "| rebase conflict continue abort rerere | [git/git-rebase](git/git-rebase.md) |\n"
+        "| worktree prune cleanup stale detached session branch remove lock porcelain "
+        "| [git/git-worktree](git/git-worktree.md) |\n"
+        "| rebase conflict continue abort rerere interactive autosquash fixup onto upstream "
+        "| [git/git-rebase](git/git-rebase.md) |\n"
     )
-    (root / "git" / "git-worktree.md").write_text("# Worktrees\n\nPrune stale worktrees after a session.\n")
-    (root / "git" / "git-rebase.md").write_text("# Rebase\n\nAbort a rebase with conflicts, then rerere.\n")
+    # ADR-017's atomic format: no title, no date or status line, no parent pointer
+    (root / "git" / "git-worktree.md").write_text("Prune stale worktrees after a session.\n")
+    (root / "git" / "git-rebase.md").write_text("Abort a rebase with conflicts, then rerere.\n")
     return root
 
 
@@ -235,6 +238,159 @@ def test_uniqueness_threshold_is_configurable(tmp_path: Path) -> None:
     )
     assert findings(lint_json(root)[1], "low-uniqueness") == []  # 2 of 5 unique: 40%
     assert len(findings(lint_json(root, "--min-unique", "0.5")[1], "low-uniqueness")) == 2
+
+
+# -- ADR-017's format rules: atomic files, {domain}-{description} names, 10-15 keywords ------------------
+def test_an_atomic_file_with_a_title_a_date_and_a_parent_is_reported(tmp_path: Path) -> None:
+    root = small_folder(tmp_path)
+    (root / "git" / "git-worktree.md").write_text(
+        "# Worktree cleanup\n"
+        "\n"
+        "**Date**: 2025-12-23 | **Status**: Active\n"
+        "\n"
+        "## Index\n"
+        "\n"
+        "Parent: [skills-git-index](skills-git-index.md)\n"
+        "\n"
+        "Prune stale worktrees after a session.\n"
+    )
+    assert run("lint", str(root)).exit_code == 0  # warnings
+    code, report = lint_json(root, "--strict")
+    assert code == 1
+    found = [f for f in report["findings"] if f["code"] == "atomic-format"]
+    assert [(f["file"], f["line"], f["severity"]) for f in found] == [
+        ("git/git-worktree.md", 1, "warning"),
+        ("git/git-worktree.md", 3, "warning"),
+        ("git/git-worktree.md", 7, "warning"),
+    ]
+    assert [f["message"].split(" ", 3)[:3] for f in found] == [
+        ["a", "title", "line"],
+        ["a", "date/status", "line"],
+        ["a", "parent", "pointer"],
+    ]
+    assert "'# Worktree cleanup'" in found[0]["message"]
+    # the other file is atomic, and only the planted one is reported
+    assert {f["file"] for f in report["findings"]} == {"git/git-worktree.md"}
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("---\nid: w1\n---\n# Worktrees\n\nPrune them.\n", 4),  # a title below frontmatter
+        ("Prune them.\n\nCreated: 2026-01-04\n", 3),
+        ("Prune them.\n\n- **Last Updated:** 2026-01-04\n", 3),
+        ("Prune them.\n\n> Back to [skills-git-index](../skills-git-index.md)\n", 3),
+        ("Prune them.\n\n## Related\n\n- [memory-index](../memory-index.md)\n", 5),
+    ],
+)
+def test_each_form_of_the_atomic_rule(tmp_path: Path, text: str, line: int) -> None:
+    root = small_folder(tmp_path)
+    (root / "git" / "git-worktree.md").write_text(text)
+    _, report = lint_json(root)
+    assert findings(report, "atomic-format") == [("git/git-worktree.md", line)]
+
+
+def test_what_the_atomic_rule_leaves_alone(tmp_path: Path) -> None:
+    root = small_folder(tmp_path)
+    (root / "git" / "git-worktree.md").write_text(
+        "---\ntitle: Worktrees\ncreated: 2026-01-04\n---\n"  # frontmatter is metadata, not lines
+        "## Section\n\n| Column | Column |\n|---|---|\n| Data | Data |\n\n"
+        "**Key insight**: one sentence. The status of a worktree is in `git worktree list`.\n\n"
+        "```bash\n# not a title\nStatus: not a status line\n```\n\n"
+        "## Related\n\n- [git-rebase](git-rebase.md)\n"
+    )
+    (root / "git" / "git-rebase.md").write_text(
+        "```bash\n# a comment in code is no title\ngit rebase --abort\n```\n"
+    )
+    _, report = lint_json(root)
+    assert report["findings"] == []
+
+
+def test_rows_must_point_at_domain_named_files(tmp_path: Path) -> None:
+    root = small_folder(tmp_path)
+    (root / "git" / "banana-unrelated-name.md").write_text("Bananas, unrelated to git.\n")
+    line = append(
+        root / "skills-git-index.md",
+        "| banana peel yellow fruit potassium bunch ripe tropical plantain smoothie "
+        "| [git/banana-unrelated-name](git/banana-unrelated-name.md) |",
+    )
+    (root / "skills-ci-infrastructure-index.md").write_text(
+        "| Keywords | File |\n|---|---|\n"
+        "| cache lockfile hash restore key runner matrix artifact upload retention "
+        "| [git/ci-cache](git/ci-cache.md) |\n"
+    )
+    (root / "git" / "ci-cache.md").write_text("Key the cache on the lockfile hash.\n")
+    append(
+        root / "memory-index.md",
+        "|ci cache lockfile: [skills-ci-infrastructure-index](skills-ci-infrastructure-index.md)",
+    )
+    code, report = lint_json(root)
+    assert code == 0  # a warning
+    assert findings(report, "domain-naming") == [("skills-git-index.md", line)]
+    (message,) = [f["message"] for f in report["findings"] if f["code"] == "domain-naming"]
+    assert "git/banana-unrelated-name.md" in message and "git-..." in message
+    assert lint_json(root, "--strict")[0] == 1
+    assert findings(lint_json(root, "--ignore", "domain-naming")[1], "domain-naming") == []
+
+
+def test_skill_rows_need_10_to_15_keywords_and_routing_rows_are_exempt(tmp_path: Path) -> None:
+    root = small_folder(tmp_path)
+    words = [f"w{i}" for i in range(30)]
+    (root / "git" / "git-nine.md").write_text("Nine.\n")
+    (root / "git" / "git-sixteen.md").write_text("Sixteen.\n")
+    (root / "git" / "git-fifteen.md").write_text("Fifteen.\n")
+    index = root / "skills-git-index.md"
+    nine = append(index, f"| {' '.join(words[:9])} | [git/git-nine](git/git-nine.md) |")
+    sixteen = append(index, f"| {' '.join(words[9:25])} | [git/git-sixteen](git/git-sixteen.md) |")
+    append(index, f"| {' '.join(words[15:30])} | [git/git-fifteen](git/git-fifteen.md) |")
+    # routing rows with three keywords: memory-index.md, and a domain index row to another index
+    (root / "skills-git-more-index.md").write_text(
+        "| Keywords | File |\n|---|---|\n"
+        "| bisect regression search good bad commit range skip script automate "
+        "| [git/git-bisect](git/git-bisect.md) |\n"
+    )
+    (root / "git" / "git-bisect.md").write_text("Bisect with a script.\n")
+    append(index, "| bisect more git | [skills-git-more-index](skills-git-more-index.md) |")
+    _, report = lint_json(root)
+    assert findings(report, "few-keywords") == [("skills-git-index.md", nine)]
+    assert findings(report, "many-keywords") == [("skills-git-index.md", sixteen)]
+    assert {f["severity"] for f in report["findings"] if f["code"].endswith("-keywords")} == {"warning"}
+    message = next(f["message"] for f in report["findings"] if f["code"] == "many-keywords")
+    assert message == "16 keywords; a skill row needs 10 to 15 (ADR-017)"
+    # the bounds are the user's: the routing rows stay exempt whatever they are
+    _, wide = lint_json(root, "--min-keywords", "2", "--max-keywords", "16")
+    assert findings(wide, "few-keywords") == findings(wide, "many-keywords") == []
+    _, narrow = lint_json(root, "--min-keywords", "16", "--max-keywords", "16")
+    assert ("skills-git-index.md", sixteen) not in findings(narrow, "few-keywords")
+    assert len(findings(narrow, "few-keywords")) == 5  # 2 old rows + nine + fifteen + bisect; no routing row
+
+
+def test_keyword_bounds_and_ignored_rules_are_checked(tmp_path: Path) -> None:
+    root = small_folder(tmp_path)
+    result = CliRunner().invoke(cli, ["lint", str(root), "--min-keywords", "16", "--max-keywords", "15"])
+    assert result.exit_code == 2
+    assert "--min-keywords 16 is above --max-keywords 15" in result.output
+    result = CliRunner().invoke(cli, ["lint", str(root), "--ignore", "atomic-formats"])
+    assert result.exit_code == 2 and "--ignore atomic-formats: no such rule" in result.output
+
+
+def test_the_new_rules_warn_on_the_real_corpora_and_block_nothing_more() -> None:
+    "The README's figures: what ADR-017's format rules find in the folders it was written for."
+    expected = {
+        "serena-memories": (
+            31,
+            {"atomic-format": 1302, "domain-naming": 136, "few-keywords": 431, "many-keywords": 16},
+        ),
+        "serena-memories-flat": (
+            902,
+            {"atomic-format": 1170, "domain-naming": 6, "few-keywords": 283, "many-keywords": 11},
+        ),
+    }
+    for name, (errors, counts) in expected.items():
+        _, report = lint_json(shared(name))
+        assert report["errors"] == errors, name  # the same errors as before the rules
+        assert {code: report["by_code"].get(code, 0) for code in counts} == counts, name
+        assert {f["severity"] for f in report["findings"] if f["code"] in counts} == {"warning"}
 
 
 # -- keywords ----------------------------------------------------------------------------------------------

@@ -33,21 +33,51 @@ def _serena_root(file: Path) -> Path:
     help="Share of a row's keywords no other row of its index may use.",
 )
 @click.option(
-    "--min-keywords", type=click.IntRange(min=1), default=5, show_default=True, help="Fewer is a warning."
+    "--min-keywords",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="A skill row with fewer keywords is a warning (routing rows are exempt).",
 )
-def lint(path: Path, as_json: bool, strict: bool, min_unique: float, min_keywords: int) -> None:
-    """Check a Serena tiered memory folder: rows resolve, keywords are distinctive, indexes are
-    pure lookup tables, memory-index.md reaches every domain index, no memory is orphaned.
+@click.option(
+    "--max-keywords",
+    type=click.IntRange(min=1),
+    default=15,
+    show_default=True,
+    help="A skill row with more keywords is a warning.",
+)
+@click.option(
+    "--ignore",
+    "ignore",
+    multiple=True,
+    metavar="CODE",
+    help="Leave a rule out, by its code (repeatable): --ignore atomic-format.",
+)
+def lint(
+    path: Path,
+    as_json: bool,
+    strict: bool,
+    min_unique: float,
+    min_keywords: int,
+    max_keywords: int,
+    ignore: tuple[str, ...],
+) -> None:
+    """Check a Serena tiered memory folder: rows resolve, keywords are distinctive (10-15 per
+    skill row), indexes are pure lookup tables, memory-index.md reaches every domain index,
+    rows point at {domain}-{description} files, memories are atomic (no title, date/status
+    line or parent pointer), no memory is orphaned.
 
     Exit 1 only on blocking findings (errors; with --strict, warnings too). Writes nothing.
 
     Example:
 
-        memdex lint .serena/memories --json
+        memdex lint .serena/memories --ignore atomic-format --json
     """
     from memdex.serena.lint import lint as run_lint
 
-    report = run_lint(path, min_unique=min_unique, min_keywords=min_keywords)
+    report = run_lint(
+        path, min_unique=min_unique, min_keywords=min_keywords, max_keywords=max_keywords, ignore=set(ignore)
+    )
     if as_json:
         echo_json(report.to_dict(strict))
     else:
