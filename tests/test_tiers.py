@@ -475,6 +475,74 @@ def test_cost_of_a_query_and_of_an_orphan(serena_db: Path, tmp_path: Path) -> No
     assert "a tiered read cannot reach it" in text
 
 
+def test_the_adr_k_skill_figures_and_break_even_are_reproduced() -> None:
+    "ADR-017 and its analysis: index 98 tokens, mean skill 145, consolidated 1,325 / 1,415."
+    from memdex.serena.cost import break_even, skills_tokens
+
+    assert [skills_tokens(98, 145, k) for k in (1, 3, 9)] == [243, 533, 1403]  # the analysis's table
+    assert round(1 - skills_tokens(98, 145, 3) / 1415, 2) == 0.62  # "3 skills from domain ... 62%"
+    assert round(1 - skills_tokens(98, 145, 1) / 1325, 3) == 0.817  # "81.6%" single skill, cached
+    assert (1325 - 98) / 145 == pytest.approx(8.46, abs=0.005)
+    assert break_even(1325, 98, 145) == 9  # "Tiered loses to consolidated when needing 9+ skills"
+    assert skills_tokens(98, 145, 8) < 1325 <= skills_tokens(98, 145, 9)
+    assert break_even(100, 0, 50) == 2  # a tie counts: tiered is no longer cheaper
+    assert break_even(100, 500, 50) == 1  # an index dearer than the domain: never cheaper
+
+
+def copilot_folder(tmp_path: Path) -> Path:
+    "The ADR's pilot domain on disk, byte for byte: a 391-byte index and memories of 528, 378, 833 bytes."
+    root = tmp_path / "copilot"
+    root.mkdir()
+    names = ["copilot-platform-priority", "copilot-follow-up-pr", "copilot-pr-review"]
+    rows = [f"| {' '.join(f'k{i}{j}' for j in range(10))} | [{n}]({n}.md) |" for i, n in enumerate(names)]
+    index = "| Keywords | File |\n|---|---|\n" + "\n".join(rows) + "\n"
+    index = index.replace(" k00 ", " " + "k" * (391 - len(index) + 3) + " ", 1)
+    (root / "skills-copilot-index.md").write_text(index)
+    for name, size in zip(names, (528, 378, 833), strict=True):
+        (root / f"{name}.md").write_text("x" * (size - 1) + "\n")
+    (root / "memory-index.md").write_text("|copilot: [skills-copilot-index](skills-copilot-index.md)\n")
+    assert (root / "skills-copilot-index.md").stat().st_size == 391
+    return root
+
+
+def test_cost_of_k_skills_and_break_even_on_real_files(tmp_path: Path) -> None:
+    root = copilot_folder(tmp_path)
+    file = root / "copilot-pr-review.md"
+    data = json.loads(run("cost", "--file", str(file), "--skills", "2", "--json").stdout)
+    index, memories, top = 98, [132, 95, 209], ((root / "memory-index.md").stat().st_size + 3) // 4
+    assert data["domain_index_tokens"] == index and data["file_tokens"] == 209
+    assert data["consolidated_tokens"] == sum(memories) == 436 and data["domain_files"] == 3
+    mean = sum(memories) / 3
+    assert data["mean_memory_tokens"] == round(mean, 1)
+    assert data["skills"] == {
+        "k": 2,
+        "tiered_cached_tokens": round(index + 2 * mean),  # 389
+        "savings_cached": round(1 - round(index + 2 * mean) / 436, 3),
+        "tiered_uncached_tokens": round(top + index + 2 * mean),
+        "savings_uncached": round(1 - round(top + index + 2 * mean) / 436, 3),
+    }
+    assert data["break_even_cached"] == 3  # (436 - 98) / 145.3 = 2.3: the whole domain, rounded up
+    text = run("cost", "--file", str(file), "--skills", "2").stdout
+    assert "2 of the domain's memories (index + 2 x 145): 389 tokens cached" in text
+    assert "break-even: from 3 of its 3 memories" in text
+    # more memories than the domain has: a clear error naming the option
+    result = CliRunner().invoke(cli, ["cost", "--file", str(file), "--skills", "4"])
+    assert result.exit_code == 2
+    assert "--skills 4: skills-copilot-index.md lists 3 memories; give 1 to 3." in result.output
+
+
+def test_k_skills_over_the_real_corpus_is_near_the_adr() -> None:
+    data = json.loads(
+        run("cost", "--all", str(shared("serena-memories-flat")), "--skills", "3", "--json").stdout
+    )
+    skills = data["skills"]
+    assert skills["k"] == 3 and skills["domains"] + skills["domains_smaller"] == data["domains"] == 35
+    assert 0.45 < skills["median_savings_cached"] < 0.75  # the ADR: 62%
+    assert data["median_break_even_cached"] <= data["median_domain_files"]
+    text = run("cost", "--all", str(shared("serena-memories-flat")), "--skills", "3").stdout
+    assert "3 memories of a domain (34 domains have that many, 1 fewer)" in text
+
+
 # -- status and re-reading -------------------------------------------------------------------------------------
 def test_status_says_how_many_files_no_index_reaches(serena_db: Path) -> None:
     data = json.loads(run("--db", str(serena_db), "status", "--json").stdout)
