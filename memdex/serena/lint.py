@@ -166,7 +166,7 @@ def lint(
         if not text.strip():
             add("empty-file", rel, None, "the memory file is empty")
             continue
-        for line, what, shown, more in atomic_problems(text):
+        for line, what, shown, more in [] if "atomic-format" in ignore else atomic_problems(text):
             also = f" (and {more} more)" if more else ""
             add("atomic-format", rel, line, f"{what} {shown!r}{also}: {_WHY[what]}")
     findings.sort(key=lambda f: (f.file, f.line or 0, f.code))
@@ -292,16 +292,25 @@ def atomic_problems(text: str) -> list[tuple[int, str, str, int]]:
     except IngestError:
         body, first = text, 1
     lines = lines_of(body)
-    fenced = structure_of(body).fenced
     found: dict[str, list[tuple[int, str]]] = {}
-    content = [(i, line) for i, line in enumerate(lines) if i not in fenced and line.strip()]
+    content = [(i, line) for i, line in enumerate(lines) if line.strip()]
+    # The first line of the body cannot be inside a fence (it would open it) or indented code.
     if content and _TITLE.match(content[0][1]):
         found["a title line"] = [(content[0][0], content[0][1])]
-    for i, line in content:
-        if _DATE_STATUS.match(line):
-            found.setdefault("a date/status line", []).append((i, line))
-        elif _PARENT.match(line) or _links_back(line):
-            found.setdefault("a parent pointer", []).append((i, line))
+    candidates = [
+        (i, line, "a date/status line" if _DATE_STATUS.match(line) else "a parent pointer")
+        for i, line in content
+        if _DATE_STATUS.match(line) or _PARENT.match(line) or _links_back(line)
+    ]
+    # A fence opens on a line with ``` or ~~~: candidates above the first such line are not
+    # fenced, so the markdown is parsed only when a fence could hide one.
+    first_fence = next((i for i, line in content if "```" in line or "~~~" in line), len(lines))
+    if candidates:
+        late = any(i > first_fence for i, _, _ in candidates)
+        fenced = structure_of(body).fenced if late else frozenset()
+        for i, line, what in candidates:
+            if i not in fenced:
+                found.setdefault(what, []).append((i, line))
     return [
         (hits[0][0] + first, what, _shown(hits[0][1].strip()), len(hits) - 1)
         for what, hits in sorted(found.items(), key=lambda kv: kv[1][0][0])
