@@ -135,11 +135,14 @@ def small_folder(tmp_path: Path) -> Path:
     )
     (root / "skills-git-index.md").write_text(
         "| Keywords | File |\n|----------|------|\n"
-        "| worktree prune cleanup stale detached | [git/git-worktree](git/git-worktree.md) |\n"
-        "| rebase conflict continue abort rerere | [git/git-rebase](git/git-rebase.md) |\n"
+        "| worktree prune cleanup stale detached session branch remove lock porcelain "
+        "| [git/git-worktree](git/git-worktree.md) |\n"
+        "| rebase conflict continue abort rerere interactive autosquash fixup onto upstream "
+        "| [git/git-rebase](git/git-rebase.md) |\n"
     )
-    (root / "git" / "git-worktree.md").write_text("# Worktrees\n\nPrune stale worktrees after a session.\n")
-    (root / "git" / "git-rebase.md").write_text("# Rebase\n\nAbort a rebase with conflicts, then rerere.\n")
+    # ADR-017's atomic format: no title, no date or status line, no parent pointer
+    (root / "git" / "git-worktree.md").write_text("Prune stale worktrees after a session.\n")
+    (root / "git" / "git-rebase.md").write_text("Abort a rebase with conflicts, then rerere.\n")
     return root
 
 
@@ -237,6 +240,159 @@ def test_uniqueness_threshold_is_configurable(tmp_path: Path) -> None:
     assert len(findings(lint_json(root, "--min-unique", "0.5")[1], "low-uniqueness")) == 2
 
 
+# -- ADR-017's format rules: atomic files, {domain}-{description} names, 10-15 keywords ------------------
+def test_an_atomic_file_with_a_title_a_date_and_a_parent_is_reported(tmp_path: Path) -> None:
+    root = small_folder(tmp_path)
+    (root / "git" / "git-worktree.md").write_text(
+        "# Worktree cleanup\n"
+        "\n"
+        "**Date**: 2025-12-23 | **Status**: Active\n"
+        "\n"
+        "## Index\n"
+        "\n"
+        "Parent: [skills-git-index](skills-git-index.md)\n"
+        "\n"
+        "Prune stale worktrees after a session.\n"
+    )
+    assert run("lint", str(root)).exit_code == 0  # warnings
+    code, report = lint_json(root, "--strict")
+    assert code == 1
+    found = [f for f in report["findings"] if f["code"] == "atomic-format"]
+    assert [(f["file"], f["line"], f["severity"]) for f in found] == [
+        ("git/git-worktree.md", 1, "warning"),
+        ("git/git-worktree.md", 3, "warning"),
+        ("git/git-worktree.md", 7, "warning"),
+    ]
+    assert [f["message"].split(" ", 3)[:3] for f in found] == [
+        ["a", "title", "line"],
+        ["a", "date/status", "line"],
+        ["a", "parent", "pointer"],
+    ]
+    assert "'# Worktree cleanup'" in found[0]["message"]
+    # the other file is atomic, and only the planted one is reported
+    assert {f["file"] for f in report["findings"]} == {"git/git-worktree.md"}
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("---\nid: w1\n---\n# Worktrees\n\nPrune them.\n", 4),  # a title below frontmatter
+        ("Prune them.\n\nCreated: 2026-01-04\n", 3),
+        ("Prune them.\n\n- **Last Updated:** 2026-01-04\n", 3),
+        ("Prune them.\n\n> Back to [skills-git-index](../skills-git-index.md)\n", 3),
+        ("Prune them.\n\n## Related\n\n- [memory-index](../memory-index.md)\n", 5),
+    ],
+)
+def test_each_form_of_the_atomic_rule(tmp_path: Path, text: str, line: int) -> None:
+    root = small_folder(tmp_path)
+    (root / "git" / "git-worktree.md").write_text(text)
+    _, report = lint_json(root)
+    assert findings(report, "atomic-format") == [("git/git-worktree.md", line)]
+
+
+def test_what_the_atomic_rule_leaves_alone(tmp_path: Path) -> None:
+    root = small_folder(tmp_path)
+    (root / "git" / "git-worktree.md").write_text(
+        "---\ntitle: Worktrees\ncreated: 2026-01-04\n---\n"  # frontmatter is metadata, not lines
+        "## Section\n\n| Column | Column |\n|---|---|\n| Data | Data |\n\n"
+        "**Key insight**: one sentence. The status of a worktree is in `git worktree list`.\n\n"
+        "```bash\n# not a title\nStatus: not a status line\n```\n\n"
+        "## Related\n\n- [git-rebase](git-rebase.md)\n"
+    )
+    (root / "git" / "git-rebase.md").write_text(
+        "```bash\n# a comment in code is no title\ngit rebase --abort\n```\n"
+    )
+    _, report = lint_json(root)
+    assert report["findings"] == []
+
+
+def test_rows_must_point_at_domain_named_files(tmp_path: Path) -> None:
+    root = small_folder(tmp_path)
+    (root / "git" / "banana-unrelated-name.md").write_text("Bananas, unrelated to git.\n")
+    line = append(
+        root / "skills-git-index.md",
+        "| banana peel yellow fruit potassium bunch ripe tropical plantain smoothie "
+        "| [git/banana-unrelated-name](git/banana-unrelated-name.md) |",
+    )
+    (root / "skills-ci-infrastructure-index.md").write_text(
+        "| Keywords | File |\n|---|---|\n"
+        "| cache lockfile hash restore key runner matrix artifact upload retention "
+        "| [git/ci-cache](git/ci-cache.md) |\n"
+    )
+    (root / "git" / "ci-cache.md").write_text("Key the cache on the lockfile hash.\n")
+    append(
+        root / "memory-index.md",
+        "|ci cache lockfile: [skills-ci-infrastructure-index](skills-ci-infrastructure-index.md)",
+    )
+    code, report = lint_json(root)
+    assert code == 0  # a warning
+    assert findings(report, "domain-naming") == [("skills-git-index.md", line)]
+    (message,) = [f["message"] for f in report["findings"] if f["code"] == "domain-naming"]
+    assert "git/banana-unrelated-name.md" in message and "git-..." in message
+    assert lint_json(root, "--strict")[0] == 1
+    assert findings(lint_json(root, "--ignore", "domain-naming")[1], "domain-naming") == []
+
+
+def test_skill_rows_need_10_to_15_keywords_and_routing_rows_are_exempt(tmp_path: Path) -> None:
+    root = small_folder(tmp_path)
+    words = [f"w{i}" for i in range(30)]
+    (root / "git" / "git-nine.md").write_text("Nine.\n")
+    (root / "git" / "git-sixteen.md").write_text("Sixteen.\n")
+    (root / "git" / "git-fifteen.md").write_text("Fifteen.\n")
+    index = root / "skills-git-index.md"
+    nine = append(index, f"| {' '.join(words[:9])} | [git/git-nine](git/git-nine.md) |")
+    sixteen = append(index, f"| {' '.join(words[9:25])} | [git/git-sixteen](git/git-sixteen.md) |")
+    append(index, f"| {' '.join(words[15:30])} | [git/git-fifteen](git/git-fifteen.md) |")
+    # routing rows with three keywords: memory-index.md, and a domain index row to another index
+    (root / "skills-git-more-index.md").write_text(
+        "| Keywords | File |\n|---|---|\n"
+        "| bisect regression search good bad commit range skip script automate "
+        "| [git/git-bisect](git/git-bisect.md) |\n"
+    )
+    (root / "git" / "git-bisect.md").write_text("Bisect with a script.\n")
+    append(index, "| bisect more git | [skills-git-more-index](skills-git-more-index.md) |")
+    _, report = lint_json(root)
+    assert findings(report, "few-keywords") == [("skills-git-index.md", nine)]
+    assert findings(report, "many-keywords") == [("skills-git-index.md", sixteen)]
+    assert {f["severity"] for f in report["findings"] if f["code"].endswith("-keywords")} == {"warning"}
+    message = next(f["message"] for f in report["findings"] if f["code"] == "many-keywords")
+    assert message == "16 keywords; a skill row needs 10 to 15 (ADR-017)"
+    # the bounds are the user's: the routing rows stay exempt whatever they are
+    _, wide = lint_json(root, "--min-keywords", "2", "--max-keywords", "16")
+    assert findings(wide, "few-keywords") == findings(wide, "many-keywords") == []
+    _, narrow = lint_json(root, "--min-keywords", "16", "--max-keywords", "16")
+    assert ("skills-git-index.md", sixteen) not in findings(narrow, "few-keywords")
+    assert len(findings(narrow, "few-keywords")) == 5  # 2 old rows + nine + fifteen + bisect; no routing row
+
+
+def test_keyword_bounds_and_ignored_rules_are_checked(tmp_path: Path) -> None:
+    root = small_folder(tmp_path)
+    result = CliRunner().invoke(cli, ["lint", str(root), "--min-keywords", "16", "--max-keywords", "15"])
+    assert result.exit_code == 2
+    assert "--min-keywords 16 is above --max-keywords 15" in result.output
+    result = CliRunner().invoke(cli, ["lint", str(root), "--ignore", "atomic-formats"])
+    assert result.exit_code == 2 and "--ignore atomic-formats: no such rule" in result.output
+
+
+def test_the_new_rules_warn_on_the_real_corpora_and_block_nothing_more() -> None:
+    "The README's figures: what ADR-017's format rules find in the folders it was written for."
+    expected = {
+        "serena-memories": (
+            31,
+            {"atomic-format": 1302, "domain-naming": 136, "few-keywords": 431, "many-keywords": 16},
+        ),
+        "serena-memories-flat": (
+            902,
+            {"atomic-format": 1170, "domain-naming": 6, "few-keywords": 283, "many-keywords": 11},
+        ),
+    }
+    for name, (errors, counts) in expected.items():
+        _, report = lint_json(shared(name))
+        assert report["errors"] == errors, name  # the same errors as before the rules
+        assert {code: report["by_code"].get(code, 0) for code in counts} == counts, name
+        assert {f["severity"] for f in report["findings"] if f["code"] in counts} == {"warning"}
+
+
 # -- keywords ----------------------------------------------------------------------------------------------
 def test_keywords_for_an_indexed_file_are_distinctive_and_pass_its_index(nested_copy: Path) -> None:
     before = digest(nested_copy)
@@ -317,6 +473,74 @@ def test_cost_of_a_query_and_of_an_orphan(serena_db: Path, tmp_path: Path) -> No
     (root / "git" / "git-orphan.md").write_text("# Orphan\n\nNobody points here.\n")
     text = run("cost", "--file", str(root / "git" / "git-orphan.md")).stdout
     assert "a tiered read cannot reach it" in text
+
+
+def test_the_adr_k_skill_figures_and_break_even_are_reproduced() -> None:
+    "ADR-017 and its analysis: index 98 tokens, mean skill 145, consolidated 1,325 / 1,415."
+    from memdex.serena.cost import break_even, skills_tokens
+
+    assert [skills_tokens(98, 145, k) for k in (1, 3, 9)] == [243, 533, 1403]  # the analysis's table
+    assert round(1 - skills_tokens(98, 145, 3) / 1415, 2) == 0.62  # "3 skills from domain ... 62%"
+    assert round(1 - skills_tokens(98, 145, 1) / 1325, 3) == 0.817  # "81.6%" single skill, cached
+    assert (1325 - 98) / 145 == pytest.approx(8.46, abs=0.005)
+    assert break_even(1325, 98, 145) == 9  # "Tiered loses to consolidated when needing 9+ skills"
+    assert skills_tokens(98, 145, 8) < 1325 <= skills_tokens(98, 145, 9)
+    assert break_even(100, 0, 50) == 2  # a tie counts: tiered is no longer cheaper
+    assert break_even(100, 500, 50) == 1  # an index dearer than the domain: never cheaper
+
+
+def copilot_folder(tmp_path: Path) -> Path:
+    "The ADR's pilot domain on disk, byte for byte: a 391-byte index and memories of 528, 378, 833 bytes."
+    root = tmp_path / "copilot"
+    root.mkdir()
+    names = ["copilot-platform-priority", "copilot-follow-up-pr", "copilot-pr-review"]
+    rows = [f"| {' '.join(f'k{i}{j}' for j in range(10))} | [{n}]({n}.md) |" for i, n in enumerate(names)]
+    index = "| Keywords | File |\n|---|---|\n" + "\n".join(rows) + "\n"
+    index = index.replace(" k00 ", " " + "k" * (391 - len(index) + 3) + " ", 1)
+    (root / "skills-copilot-index.md").write_text(index)
+    for name, size in zip(names, (528, 378, 833), strict=True):
+        (root / f"{name}.md").write_text("x" * (size - 1) + "\n")
+    (root / "memory-index.md").write_text("|copilot: [skills-copilot-index](skills-copilot-index.md)\n")
+    assert (root / "skills-copilot-index.md").stat().st_size == 391
+    return root
+
+
+def test_cost_of_k_skills_and_break_even_on_real_files(tmp_path: Path) -> None:
+    root = copilot_folder(tmp_path)
+    file = root / "copilot-pr-review.md"
+    data = json.loads(run("cost", "--file", str(file), "--skills", "2", "--json").stdout)
+    index, memories, top = 98, [132, 95, 209], ((root / "memory-index.md").stat().st_size + 3) // 4
+    assert data["domain_index_tokens"] == index and data["file_tokens"] == 209
+    assert data["consolidated_tokens"] == sum(memories) == 436 and data["domain_files"] == 3
+    mean = sum(memories) / 3
+    assert data["mean_memory_tokens"] == round(mean, 1)
+    assert data["skills"] == {
+        "k": 2,
+        "tiered_cached_tokens": round(index + 2 * mean),  # 389
+        "savings_cached": round(1 - round(index + 2 * mean) / 436, 3),
+        "tiered_uncached_tokens": round(top + index + 2 * mean),
+        "savings_uncached": round(1 - round(top + index + 2 * mean) / 436, 3),
+    }
+    assert data["break_even_cached"] == 3  # (436 - 98) / 145.3 = 2.3: the whole domain, rounded up
+    text = run("cost", "--file", str(file), "--skills", "2").stdout
+    assert "2 of the domain's memories (index + 2 x 145): 389 tokens cached" in text
+    assert "break-even: from 3 of its 3 memories" in text
+    # more memories than the domain has: a clear error naming the option
+    result = CliRunner().invoke(cli, ["cost", "--file", str(file), "--skills", "4"])
+    assert result.exit_code == 2
+    assert "--skills 4: skills-copilot-index.md lists 3 memories; give 1 to 3." in result.output
+
+
+def test_k_skills_over_the_real_corpus_is_near_the_adr() -> None:
+    data = json.loads(
+        run("cost", "--all", str(shared("serena-memories-flat")), "--skills", "3", "--json").stdout
+    )
+    skills = data["skills"]
+    assert skills["k"] == 3 and skills["domains"] + skills["domains_smaller"] == data["domains"] == 35
+    assert 0.45 < skills["median_savings_cached"] < 0.75  # the ADR: 62%
+    assert data["median_break_even_cached"] <= data["median_domain_files"]
+    text = run("cost", "--all", str(shared("serena-memories-flat")), "--skills", "3").stdout
+    assert "3 memories of a domain (34 domains have that many, 1 fewer)" in text
 
 
 # -- status and re-reading -------------------------------------------------------------------------------------

@@ -33,21 +33,51 @@ def _serena_root(file: Path) -> Path:
     help="Share of a row's keywords no other row of its index may use.",
 )
 @click.option(
-    "--min-keywords", type=click.IntRange(min=1), default=5, show_default=True, help="Fewer is a warning."
+    "--min-keywords",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="A skill row with fewer keywords is a warning (routing rows are exempt).",
 )
-def lint(path: Path, as_json: bool, strict: bool, min_unique: float, min_keywords: int) -> None:
-    """Check a Serena tiered memory folder: rows resolve, keywords are distinctive, indexes are
-    pure lookup tables, memory-index.md reaches every domain index, no memory is orphaned.
+@click.option(
+    "--max-keywords",
+    type=click.IntRange(min=1),
+    default=15,
+    show_default=True,
+    help="A skill row with more keywords is a warning.",
+)
+@click.option(
+    "--ignore",
+    "ignore",
+    multiple=True,
+    metavar="CODE",
+    help="Leave a rule out, by its code (repeatable): --ignore atomic-format.",
+)
+def lint(
+    path: Path,
+    as_json: bool,
+    strict: bool,
+    min_unique: float,
+    min_keywords: int,
+    max_keywords: int,
+    ignore: tuple[str, ...],
+) -> None:
+    """Check a Serena tiered memory folder: rows resolve, keywords are distinctive (10-15 per
+    skill row), indexes are pure lookup tables, memory-index.md reaches every domain index,
+    rows point at {domain}-{description} files, memories are atomic (no title, date/status
+    line or parent pointer), no memory is orphaned.
 
     Exit 1 only on blocking findings (errors; with --strict, warnings too). Writes nothing.
 
     Example:
 
-        memdex lint .serena/memories --json
+        memdex lint .serena/memories --ignore atomic-format --json
     """
     from memdex.serena.lint import lint as run_lint
 
-    report = run_lint(path, min_unique=min_unique, min_keywords=min_keywords)
+    report = run_lint(
+        path, min_unique=min_unique, min_keywords=min_keywords, max_keywords=max_keywords, ignore=set(ignore)
+    )
     if as_json:
         echo_json(report.to_dict(strict))
     else:
@@ -140,6 +170,13 @@ def keywords(
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="The Serena folder (default: the nearest with memory-index.md).",
 )
+@click.option(
+    "--skills",
+    "k",
+    type=click.IntRange(min=1),
+    metavar="K",
+    help="Price reading K memories of the domain (ADR-017's method: its index + K x its mean memory).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @click.pass_context
 def cost(
@@ -148,14 +185,16 @@ def cost(
     file: Path | None,
     all_of: Path | None,
     root: Path | None,
+    k: int | None,
     as_json: bool,
 ) -> None:
     """Tokens a tiered read costs (top index + domain index + memory) against reading the
-    consolidated domain; QUERY is searched in the index for the memory to read.
+    consolidated domain, and the break-even point: from how many of the domain's memories on
+    the consolidated read is as cheap. QUERY is searched in the index for the memory to read.
 
     Example:
 
-        memdex cost "worktree cleanup"
+        memdex cost "worktree cleanup" --skills 3
     """
     from memdex.serena.cost import cost_of, summary
     from memdex.serena.keywords import resolve_file
@@ -164,7 +203,7 @@ def cost(
     if sum(x is not None for x in (query, file, all_of)) != 1:
         raise click.UsageError("Give one of QUERY, --file FILE or --all FOLDER.")
     if all_of is not None:
-        data = summary(scan(all_of))
+        data = summary(scan(all_of), k)
         echo_json(data) if as_json else click.echo(_summary_text(data))
         return
     if query is not None:
@@ -179,13 +218,14 @@ def cost(
     assert file is not None
     folder = scan(root or _serena_root(file))
     result = cost_of(folder, resolve_file(folder, file))
+    data = result.to_dict(k)  # a K larger than the domain is an error, before any output
     if as_json:
-        echo_json({"query": query, **result.to_dict()})
+        echo_json({"query": query, **data})
         return
-    click.echo(_cost_text(result, query))
+    click.echo(_cost_text(result, query, k))
 
 
-def _cost_text(c: object, query: str | None) -> str:
+def _cost_text(c: object, query: str | None, k: int | None = None) -> str:
     from memdex.serena.cost import Cost
 
     assert isinstance(c, Cost)
@@ -202,6 +242,19 @@ def _cost_text(c: object, query: str | None) -> str:
     cached, uncached = c.savings(True), c.savings(False)
     if cached is not None and uncached is not None:
         lines.append(f"  saved: {cached:.0%} with memory-index.md cached, {uncached:.0%} without")
+    if k is not None:
+        skills = c.skills(k)
+        lines.append(
+            f"  {k} of the domain's memories (index + {k} x {c.mean_memory_tokens:,.0f}): "
+            f"{skills['tiered_cached_tokens']:,} tokens cached, {skills['tiered_uncached_tokens']:,} without; "
+            f"saved {skills['savings_cached']:.0%} cached, {skills['savings_uncached']:.0%} without"
+        )
+    even, even_uncached = c.break_even(True), c.break_even(False)
+    if even is not None:
+        lines.append(
+            f"  break-even: from {even} of its {c.domain_files} memories the consolidated read is as cheap "
+            f"(from {even_uncached} without memory-index.md cached)"
+        )
     return "\n".join(lines)
 
 
@@ -214,5 +267,20 @@ def _summary_text(d: dict[str, object]) -> str:
         f"({d['top_index_tokens']:,}) cached, {d['median_tiered_tokens']:,} without\n"
         f"  median consolidated domain: {d['median_consolidated_tokens']:,} tokens\n"
         f"  median saved: {d['median_savings_cached']:.0%} cached, {d['median_savings_uncached']:.0%} uncached; "
-        f"the tiered read is cheaper for {d['tiered_cheaper_cached']:.0%} of memories (cached)"
+        f"the tiered read is cheaper for {d['tiered_cheaper_cached']:.0%} of memories (cached)\n"
+        f"  break-even over its {d['domains']} domain indexes: median {d['median_break_even_cached']:g} "
+        f"of {d['median_domain_files']:g} memories (cached)" + _skills_summary_text(d.get("skills"))
+    )
+
+
+def _skills_summary_text(s: object) -> str:
+    if not isinstance(s, dict):
+        return ""
+    head = f"\n  {s['k']} memories of a domain ({s['domains']} domains have that many, {s['domains_smaller']} fewer)"
+    if not s["domains"]:
+        return head
+    return (
+        f"{head}: median {s['median_tiered_cached_tokens']:,g} tokens cached, saved "
+        f"{s['median_savings_cached']:.0%} cached, {s['median_savings_uncached']:.0%} uncached; "
+        f"the tiered read is cheaper in {s['tiered_cheaper_cached']:.0%} of them (cached)"
     )
