@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from memdex.ingest.sessions import Appended, Tail
 
 MB = 1024 * 1024
+SNIFF_BYTES = 65536  # what ``SourceKind.sniff`` is shown: a file's head
 
 
 @dataclass
@@ -122,7 +123,8 @@ class SourceKind:
         return rel_path.rpartition("/")[2].lower().endswith(self.suffixes)
 
     def sniff(self, data: bytes) -> bool:
-        "Given a file it claims by name, is it really this kind? (JSON exports look alike.)"
+        """Given a file it claims by name, is it really this kind? (JSON exports look alike.)
+        Decide from the first ``SNIFF_BYTES``: a file no kind recognises there is not read."""
         return True
 
     def parse(self, source: SourceFile) -> ParsedFile:

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from memdex.ingest.base import MB, SourceFile, SourceKind
+from memdex.ingest.base import MB, SNIFF_BYTES, SourceFile, SourceKind
 from memdex.ingest.markdown import cut_point
 from memdex.models import Chunk, Document
 from memdex.query.terms import STOPWORDS
@@ -86,7 +86,7 @@ class ChatKind(SourceKind):
         return rel_path.lower().endswith(".json")
 
     def sniff(self, data: bytes) -> bool:
-        head = data[:65536]
+        head = data[:SNIFF_BYTES]
         return all(marker in head for marker in self.markers)
 
 

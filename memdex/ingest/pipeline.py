@@ -28,7 +28,7 @@ from pathlib import Path
 
 from memdex.errors import DatabaseError, IngestError, InvalidParameter, MemdexError, raise_errors
 from memdex.ingest import INGEST_VERSION, SOURCES, detect_root_kind, get_kind, kinds_for
-from memdex.ingest.base import MB, SourceFile, SourceKind
+from memdex.ingest.base import MB, SNIFF_BYTES, SourceFile, SourceKind
 from memdex.ingest.roots import Root, Zones, detect_scope, nested_roots, owning_root
 from memdex.ingest.sessions import TAIL_BYTES, WHOLE_READ_GROWTH, Tail, WholeReadNeeded, tail_hash
 from memdex.ingest.walk import Found, IgnoreList, folder_stat, stat_file, walk
@@ -429,7 +429,10 @@ class _Run:
             return
         try:
             with open(found.path, "rb") as f:
-                data = f.read(limit + 1)
+                data = f.read(SNIFF_BYTES)
+                if stored is None and not any(k.sniff(data) for k in candidates):
+                    return  # named like a source, is not one (a JSONL dataset): not read whole
+                data += f.read(limit + 1 - len(data))
         except OSError as exc:  # permissions can be fixed without touching the file: re-check next run
             self._skip(root, found, f"cannot read file: {exc.strerror}", remember_stat=False)
             return

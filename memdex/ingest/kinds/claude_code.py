@@ -25,6 +25,7 @@ import json
 import re
 from typing import Any
 
+from memdex.ingest.base import SNIFF_BYTES
 from memdex.ingest.chat import first_words
 from memdex.ingest.sessions import (
     TEXT_BYTES,
@@ -322,5 +323,5 @@ class ClaudeCodeKind(SessionKind):
     reader = ClaudeCodeReader
 
     def sniff(self, data: bytes) -> bool:
-        head = data[:65536]
+        head = data[:SNIFF_BYTES]
         return b'"sessionId"' in head or (b'"type":"summary"' in head and b'"leafUuid"' in head)

@@ -20,6 +20,7 @@ import hashlib
 import json
 from typing import Any
 
+from memdex.ingest.base import SNIFF_BYTES
 from memdex.ingest.chat import first_words
 from memdex.ingest.sessions import TEXT_BYTES, Line, SessionKind, SessionReader, first_text, trimmed
 from memdex.utils import as_date
@@ -172,7 +173,7 @@ class CodexKind(SessionKind):
     reader = CodexReader
 
     def sniff(self, data: bytes) -> bool:
-        head = data[:65536]
+        head = data[:SNIFF_BYTES]
         if b'"session_meta"' in head or b'"response_item"' in head:
             return True
         # the older format: a first line with id, timestamp and instructions
