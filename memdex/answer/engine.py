@@ -176,7 +176,7 @@ def _synthesise(claude: Claude, out: Answer) -> Answer:
             text += " " + "".join(f"[{n}]" for n in missing)
         details.append(Detail(text, cited, _confidence(item.get("confidence"))))
     if out.timeline:  # oldest first, by the earliest source each claim cites
-        dates = {s.n: s.hit.date or "9999" for s in out.sources}
+        dates = {s.n: s.hit.own_date or "9999" for s in out.sources}
         details.sort(key=lambda d: min((dates[c] for c in d.citations), default="9999"))
     out.details = details
     out.caveats += _strings(data.get("caveats"))

@@ -38,9 +38,11 @@ def results_text(result: SearchResult) -> str:
         found, model, ms = meaning["found"], meaning["model"], meaning["ms"]
         lines.append(f"Meaning: {found} near passages by {model} in {ms:.0f} ms")
     if result.filters:
-        lines.append("Filters: " + ", ".join(f"{k}={v}" for k, v in result.filters.items()))
+        lines.append("Filters: " + ", ".join(_filter_text(k, v) for k, v in result.filters.items()))
     for note in result.notes:
         lines.append(f"Note: {note}")
+    if result.themes:
+        lines.append("Themes: " + themes_text(result.themes))
     if result.truncated_by_budget:
         lines.append("Stopped at the --max-tokens budget; raise it to see more.")
     for i, h in enumerate(hits, 1):
@@ -66,6 +68,18 @@ def results_text(result: SearchResult) -> str:
     if not hits:
         lines += ["", "Nothing matched. Try fewer or other words, or drop a filter."]
     return "\n".join(lines)
+
+
+def _filter_text(name: str, value: Any) -> str:
+    if name == "dates":  # relative dates: the words, and the days they came to
+        days = value["since"] if value["since"] == value["until"] else f"{value['since']} to {value['until']}"
+        return f"dates={' '.join(value['words'])} ({days})"
+    return f"{name}={value}"
+
+
+def themes_text(themes: list[dict[str, Any]]) -> str:
+    "What a list is about, in one line: ``chatgpt 3 (platform) · deploy 2 (tag)``."
+    return " · ".join(f"{t['term']} {t['count']} ({t['kind']})" for t in themes)
 
 
 def search_sql(result: SearchResult) -> str:

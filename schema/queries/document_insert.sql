@@ -1,7 +1,7 @@
 INSERT INTO documents (
     id, file_id, key, kind, title, description, tags, topics, namespace, type, scope, platform,
-    date, created, modified, line_count, size_bytes, est_tokens, meta
+    date, date_source, created, modified, line_count, size_bytes, est_tokens, meta
 ) VALUES (
     :id, :file_id, :key, :kind, :title, :description, :tags, :topics, :namespace, :type, :scope,
-    :platform, :date, :created, :modified, :line_count, :size_bytes, :est_tokens, :meta
+    :platform, :date, :date_source, :created, :modified, :line_count, :size_bytes, :est_tokens, :meta
 )
