@@ -279,6 +279,14 @@ def test_what_happened_in_october_is_a_dated_timeline(sample: sqlite3.Connection
     assert plain["summary"].startswith("What is dated October, oldest first: 6 sources.")
 
 
+def test_a_question_about_a_period_with_nothing_in_it_answers_from_its_words(
+    sample: sqlite3.Connection, db_path: Path
+) -> None:
+    answer = run(db_path, "ask", "what happened last week?", env={"MEMDEX_NOW": "2030-01-15"})["answer"]
+    assert answer["period"] is None and answer["timeline"] is False
+    assert not answer["summary"].startswith("What is dated")
+
+
 def test_the_date_source_of_older_indexes_is_filled_in_by_the_migration(sample: sqlite3.Connection) -> None:
     before = dict(sample.execute("SELECT id, date_source FROM documents").fetchall())
     sample.execute("UPDATE documents SET date_source = 'x'")

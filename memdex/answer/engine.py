@@ -140,8 +140,10 @@ def answer(
         proposer=claude_proposer(claude) if llm_refine and claude is not None else None,
         search_text=text,
     )
+    if period and out.refinement.result.period is None:  # nothing dated then: its words were searched
+        out.period, out.timeline = None, timeline
     out.sources = pack(conn, out.refinement.result.hits, max_tokens or DEFAULT_BUDGET, out.timeline, limit)
-    if period and out.sources and out.refinement.result.period is not None:
+    if out.period and out.sources:
         out.caveats.append(_period_coverage(out))
     if not out.sources:
         out.summary = (
