@@ -46,7 +46,7 @@ def results_text(result: SearchResult) -> str:
     if result.truncated_by_budget:
         lines.append("Stopped at the --max-tokens budget; raise it to see more.")
     for i, h in enumerate(hits, 1):
-        meta = " · ".join(x for x in [h.kind, h.namespace or "", (h.date or "")[:10], h.key] if x)
+        meta = " · ".join(x for x in [h.kind, h.namespace or "", _day(h), h.key] if x)
         lines += [
             "",
             f"{i:>2}. {h.title}",
@@ -68,6 +68,12 @@ def results_text(result: SearchResult) -> str:
     if not hits:
         lines += ["", "Nothing matched. Try fewer or other words, or drop a filter."]
     return "\n".join(lines)
+
+
+def _day(hit: Hit) -> str:
+    "A result's day, marked when it is only its file's modification time."
+    day = (hit.date or "")[:10]
+    return f"{day} (file mtime)" if day and hit.date_source == "mtime" else day
 
 
 def _filter_text(name: str, value: Any) -> str:
@@ -187,7 +193,7 @@ def synonyms_text(groups: list[dict[str, Any]]) -> str:
 
 def source_line(hit: Hit) -> str:
     "Where a source came from, in a few words: platform (or kind) and day."
-    return " · ".join(x for x in [hit.platform or hit.kind, (hit.date or "")[:10]] if x)
+    return " · ".join(x for x in [hit.platform or hit.kind, _day(hit)] if x)
 
 
 def answer_text(answer: Answer) -> str:
