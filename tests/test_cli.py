@@ -27,6 +27,7 @@ RESULT_FIELDS = {
     "platform",
     "tags",
     "date",
+    "date_source",
     "score",
     "relevance",
     "match_layer",
