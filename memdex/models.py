@@ -39,6 +39,8 @@ class Document:
     scope: str | None = None
     platform: str | None = None
     date: str | None = None
+    # where the date came from: frontmatter | conversation | text | file name (None: no date)
+    date_source: str | None = None
     created: str | None = None
     modified: str | None = None
     line_count: int = 0
@@ -97,6 +99,14 @@ class Hit:
     text: str | None = None
     location: str = ""  # where to read: path:lines, path (messages a-b), or an archive's chunk file
     chat: dict[str, Any] | None = None  # for conversations: message_count, chunk_count, signals
+    # where ``date`` came from: frontmatter | conversation | text | file name | mtime (the file's
+    # modification time, shown for a document with no date of its own)
+    date_source: str | None = None
+
+    @property
+    def own_date(self) -> str | None:
+        "The document's own date: None when it has none and ``date`` is its file's mtime."
+        return None if self.date_source == "mtime" else self.date
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -111,6 +121,7 @@ class Hit:
             "platform": self.platform,
             "tags": self.tags,
             "date": self.date,
+            "date_source": self.date_source,
             "score": self.score,
             "relevance": self.relevance,
             "match_layer": self.match_layer,
@@ -159,6 +170,10 @@ class SearchResult:
     notes: list[str] = field(default_factory=list)
     found_is_total: bool = True  # False: the cascade stopped early; more may match
     semantic: dict[str, Any] | None = None  # the meaning pass: used, model, ms, found, reason
+    # a query of dates alone: the period listed (words, since, until, order) and its themes,
+    # [{"term", "count", "kind"}] (query/themes.py)
+    period: dict[str, Any] | None = None
+    themes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def total_tokens(self) -> int:
@@ -176,6 +191,8 @@ class SearchResult:
             "truncated_by_budget": self.truncated_by_budget,
             "filters": self.filters,
             "semantic": self.semantic,
+            "period": self.period,
+            "themes": self.themes,
             "layers": [
                 {
                     "layer": r.layer,

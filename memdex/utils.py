@@ -27,6 +27,22 @@ def utc_stamp(moment: datetime | float | None = None) -> str:
     return time.strftime(UTC_FORMAT, time.gmtime(moment))
 
 
+def local_today() -> date:
+    """Today's local date, or the ISO date in ``MEMDEX_NOW``, which pins "today" for tests and
+    reproducible runs (relative dates in queries resolve against it)."""
+    pinned = os.environ.get("MEMDEX_NOW", "").strip()
+    if not pinned:
+        return date.today()
+    try:
+        return datetime.fromisoformat(pinned.replace("Z", "+00:00")).date()
+    except ValueError:
+        from memdex.errors import InvalidParameter
+
+        raise InvalidParameter(
+            f"MEMDEX_NOW={pinned!r} is not an ISO date: set it to YYYY-MM-DD, or unset it for today."
+        ) from None
+
+
 def as_date(value: Any) -> str | None:
     """A date field as ISO 8601 -- a date stays a date, a datetime (or epoch seconds) becomes
     UTC to the second -- or None when it is not one ("last tuesday"): junk must not pass date

@@ -27,6 +27,7 @@ RESULT_FIELDS = {
     "platform",
     "tags",
     "date",
+    "date_source",
     "score",
     "relevance",
     "match_layer",
@@ -214,6 +215,8 @@ def test_demo_runs_on_the_shipped_sample() -> None:
     assert "19 documents written" in result.stdout
     assert "why: layer 2 (topics+synonyms, all terms): chatgpt (synonym of chatty)" in result.stdout
     assert "Filters: months=[10]" in result.stdout
+    assert "$ memdex search 'October' --limit 3" in result.stdout
+    assert "Themes: chatgpt 3 (platform)" in result.stdout  # issue 17: a month alone lists it
 
 
 def test_kinds_lists_the_registry() -> None:

@@ -35,6 +35,7 @@ CANNED = [
     "layer_2_topics_synonyms",
     "layer_3_content",
     "layer_4_content_synonyms",
+    "dated",
 ]
 
 
@@ -140,6 +141,22 @@ def test_the_cascade_canned_query_ranks_as_memdex_search_does(server: Server, se
         assert rows[0]["document_id"] == ranked[0].id, q
         assert [r["document_id"] for r in rows] == [h.id for h in ranked]
     conn.close()
+
+
+def test_the_dated_canned_query_lists_a_range_as_memdex_search_lists_a_period(
+    server: Server, serena_copy: Path
+) -> None:
+    "Issue 17: a date range, newest first, each row saying where its date came from."
+    conn = sqlite3.connect(serena_copy)
+    conn.row_factory = sqlite3.Row
+    rows = server.get(f"/{server.db}/dated.json", since="2026-05", until="2026-05", _shape="array")
+    listed = search(conn, "May 2026", limit=100).hits
+    conn.close()
+    assert [r["document_id"] for r in rows] == [h.id for h in listed] and rows
+    assert all(r["date"].startswith("2026-05") and r["date_source"] for r in rows)
+    everything = server.get(f"/{server.db}/dated.json", _shape="array")
+    dates = [r["date"] for r in everything]
+    assert len(dates) > len(rows) and dates == sorted(dates, reverse=True)
 
 
 def test_layer_queries_show_the_match_they_ran(server: Server) -> None:

@@ -283,8 +283,9 @@ def test_an_index_from_a_newer_memdex_is_an_error_of_the_mcp_tools(small_index: 
 
 
 def _as_schema_3(db_path: Path) -> None:
-    """Turn an index into what memdex wrote before migration 4: the insert triggers back, the
-    version and the migrations table as they were. Its rows are exactly what that memdex wrote."""
+    """Turn an index into what memdex wrote before migration 4: the insert triggers back, no
+    vectors and no date sources, the version and the migrations table as they were. Its rows
+    are exactly what that memdex wrote; migration 6 must work out the same date sources."""
     raw = sqlite3.connect(db_path)
     raw.executescript(
         """
@@ -299,6 +300,8 @@ def _as_schema_3(db_path: Path) -> None:
         DROP TABLE chunk_vectors;
         DROP TABLE embedding_models;
         DELETE FROM memdex_migrations WHERE name = '0005_chunk_vectors';
+        ALTER TABLE documents DROP COLUMN date_source;
+        DELETE FROM memdex_migrations WHERE name = '0007_date_source';
         DROP TABLE file_tails;
         DROP TRIGGER documents_bd_bodies;
         DROP VIEW document_bodies;

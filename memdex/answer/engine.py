@@ -19,12 +19,13 @@ from typing import Any
 
 from memdex.answer import citations, modes
 from memdex.answer.claude import Claude, Settings, Unavailable
-from memdex.answer.extractive import extract
+from memdex.answer.extractive import dated, extract
 from memdex.answer.passages import DEFAULT_BUDGET, Source, pack
 from memdex.answer.prompts import ANSWER_SYSTEM, ANSWER_TOOL, answer_prompt
 from memdex.answer.refine import MAX_ROUNDS, Refinement, claude_proposer, refine
+from memdex.query.period import describe
 from memdex.query.request import SearchRequest, as_request
-from memdex.query.terms import parse_query
+from memdex.query.terms import ParsedQuery, parse_query
 
 # Answers rank chunks, not documents: the passage a question is about, with its conversation
 # or file as context, is what the model needs (scripts/eval_answers.py). Up to this many
@@ -55,6 +56,7 @@ class Answer:
     model: str | None = None
     reason: str | None = None  # why the answer is extractive (or why there is none)
     timeline: bool = False
+    period: str | None = None  # a question about a period: "October", "last week (…)"
     usage: dict[str, int] = field(default_factory=dict)
     full_text: bool = False  # include each passage's text in to_dict()
 
@@ -74,6 +76,7 @@ class Answer:
             "model": self.model,
             "reason": self.reason,
             "timeline": self.timeline,
+            "period": self.period,
             "tokens_sent": sum(s.tokens for s in self.sources),
             "usage": self.usage,
         }
@@ -103,8 +106,14 @@ def answer(
     full_text = request.full_text
     timeline = modes.is_timeline(question)
     text = modes.subject(question)
-    out = Answer(question, "", [], [], [], "extractive", None, timeline=timeline, full_text=full_text)
-    if not [t for t in parse_query(text).terms if not t.stop]:
+    parsed = parse_query(text)
+    # "what happened in October?": a timeline of the period, from what is dated in it
+    period = describe_period(parsed) if parsed.date_only else None
+    out = Answer(
+        question, "", [], [], [], "extractive", None, timeline=timeline or bool(period), period=period
+    )
+    out.full_text = full_text
+    if not period and not [t for t in parsed.terms if not t.stop]:
         out.summary = f"{question!r} has no words to search for, only words like what, how and why."
         out.reason = "nothing to search for: add the words the answer is about"
         return out
@@ -117,14 +126,25 @@ def answer(
             reason = str(exc)
     if llm_refine and claude is None:
         out.caveats.append(f"--llm-refine had no model to ask ({reason}); memdex refined on its own")
+    if period:  # the period's documents, one passage each: nothing to refine
+        searched = request.but(granularity="doc", max_tokens=None, full_text=False)
+        rounds, llm_refine = 1, False
+    else:
+        searched = request.but(
+            limit=limit * CHUNKS_PER_SOURCE, granularity="chunk", max_tokens=None, full_text=False
+        )
     out.refinement = refine(
         conn,
-        request.but(limit=limit * CHUNKS_PER_SOURCE, granularity="chunk", max_tokens=None, full_text=False),
+        searched,
         max_rounds=rounds,
         proposer=claude_proposer(claude) if llm_refine and claude is not None else None,
         search_text=text,
     )
-    out.sources = pack(conn, out.refinement.result.hits, max_tokens or DEFAULT_BUDGET, timeline, limit)
+    if period and out.refinement.result.period is None:  # nothing dated then: its words were searched
+        out.period, out.timeline = None, timeline
+    out.sources = pack(conn, out.refinement.result.hits, max_tokens or DEFAULT_BUDGET, out.timeline, limit)
+    if out.period and out.sources:
+        out.caveats.append(_period_coverage(out))
     if not out.sources:
         out.summary = (
             f"Nothing in the index matches {question!r}: try fewer or other words, or drop a filter."
@@ -139,9 +159,31 @@ def answer(
     return _extractive(conn, out, reason, text)
 
 
+def describe_period(parsed: ParsedQuery) -> str:
+    "The period a question of dates alone asks about, in words: 'last week (… to …)'."
+    return describe(parsed.date_words, *parsed.window())
+
+
+def _themes(out: Answer) -> list[dict[str, Any]]:
+    return out.refinement.result.themes if out.refinement else []
+
+
+def _period_coverage(out: Answer) -> str:
+    "How much of the period the answer saw: all of it, or its newest documents."
+    assert out.refinement is not None
+    found = out.refinement.result.found
+    if len(out.sources) >= found:
+        return f"Built from all {found} documents dated {out.period}, one passage each."
+    return (
+        f"{found} documents are dated {out.period}; this timeline is built from the "
+        f"{len(out.sources)} newest, one passage each (raise --limit for more)."
+    )
+
+
 # -- with Claude ------------------------------------------------------------------------------
 def _synthesise(claude: Claude, out: Answer) -> Answer:
-    reply = claude.call(ANSWER_SYSTEM, answer_prompt(out.question, out.sources, out.timeline), ANSWER_TOOL)
+    prompt = answer_prompt(out.question, out.sources, out.timeline, out.period)
+    reply = claude.call(ANSWER_SYSTEM, prompt, ANSWER_TOOL)
     data = reply.data
     summary, items = data.get("summary"), data.get("details")
     if not isinstance(summary, str) or not isinstance(items, list):
@@ -176,7 +218,7 @@ def _synthesise(claude: Claude, out: Answer) -> Answer:
             text += " " + "".join(f"[{n}]" for n in missing)
         details.append(Detail(text, cited, _confidence(item.get("confidence"))))
     if out.timeline:  # oldest first, by the earliest source each claim cites
-        dates = {s.n: s.hit.date or "9999" for s in out.sources}
+        dates = {s.n: s.hit.own_date or "9999" for s in out.sources}
         details.sort(key=lambda d: min((dates[c] for c in d.citations), default="9999"))
     out.details = details
     out.caveats += _strings(data.get("caveats"))
@@ -253,7 +295,10 @@ def _mark_cited(out: Answer, why: dict[int, str] | None = None) -> None:
 
 # -- without a model ----------------------------------------------------------------------------
 def _extractive(conn: sqlite3.Connection, out: Answer, reason: str, query: str) -> Answer:
-    found = extract(conn, query, out.sources, out.timeline)
+    if out.period:
+        found = dated(out.sources, out.period, _themes(out))
+    else:
+        found = extract(conn, query, out.sources, out.timeline)
     out.summary = found.summary
     out.details = [Detail(f"{text} [{n}]", [n], conf) for text, n, conf in found.details]
     out.caveats.insert(

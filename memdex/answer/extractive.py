@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from dataclasses import dataclass
+from typing import Any
 
 from memdex.answer import citations
 from memdex.answer.passages import Source
@@ -68,6 +69,26 @@ def extract(conn: sqlite3.Connection, query: str, sources: list[Source], timelin
     summary = f"The best match is “{title}” [{top[1]}]: {citations.neutralize(_clip(top[3]))}"
     if timeline:
         summary += " The details follow the sources' dates, oldest first."
+    return Extract(summary, details)
+
+
+def dated(sources: list[Source], period: str, themes: list[dict[str, Any]]) -> Extract:
+    """A period's timeline without a model: each source's opening sentence under its date,
+    oldest first (the sources' order), and what the period was about (its themes)."""
+    details = [
+        (
+            f"{(s.hit.own_date or 'undated')[:10]}: {s.hit.title} — "
+            f"{citations.neutralize(_clip(_opening(s.passages[0].text)))}",
+            s.n,
+            s.hit.relevance,
+        )
+        for s in sources
+        if s.passages
+    ]
+    about = ", ".join(f"{t['term']} ({t['count']})" for t in themes[:5])
+    summary = f"What is dated {period}, oldest first: {len(details)} sources."
+    if about:
+        summary += f" Most of them are about {about}."
     return Extract(summary, details)
 
 

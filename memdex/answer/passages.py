@@ -71,6 +71,7 @@ class Source:
             "platform": h.platform,
             "namespace": h.namespace,
             "date": h.date,
+            "date_source": h.date_source,
             "tokens": self.tokens,
             "path": h.path,
             "locations": self.locations,
@@ -123,7 +124,7 @@ def pack(
         left -= passage.est_tokens
     picked = list(chosen.values())
     if timeline:
-        picked.sort(key=lambda hp: (hp[0].date is None, hp[0].date or ""))
+        picked.sort(key=lambda hp: (hp[0].own_date is None, hp[0].own_date or ""))
     return [
         Source(n, hit, sorted(passages, key=lambda p: p.seq)) for n, (hit, passages) in enumerate(picked, 1)
     ]

@@ -87,9 +87,17 @@ def _attr(value: object) -> str:
     return quote(str(value)).replace('"', "&quot;")
 
 
-def answer_prompt(question: str, sources: list[Source], timeline: bool) -> str:
+def answer_prompt(question: str, sources: list[Source], timeline: bool, period: str | None = None) -> str:
     parts = [f"<question>{quote(question)}</question>", ""]
-    if timeline:
+    if period:
+        parts += [
+            f"The question asks what happened in a period: {quote(period)}. The sources are what "
+            "is dated in it, listed oldest first. Answer with a timeline: the details in date "
+            "order, oldest first, each starting with its date (YYYY-MM-DD); the summary says "
+            "what the period was about.",
+            "",
+        ]
+    elif timeline:
         parts += [
             "The question asks how something changed over time: give the details in date order, "
             "oldest first, each with its date. The sources are listed oldest first.",
@@ -98,7 +106,14 @@ def answer_prompt(question: str, sources: list[Source], timeline: bool) -> str:
     parts.append("<sources>")
     for s in sources:
         h = s.hit
-        attrs = {"n": s.n, "title": h.title, "kind": h.kind, "platform": h.platform, "date": h.date}
+        attrs = {
+            "n": s.n,
+            "title": h.title,
+            "kind": h.kind,
+            "platform": h.platform,
+            "date": h.date,
+            "date_source": h.date_source,
+        }
         attr_text = " ".join(f'{k}="{_attr(v)}"' for k, v in attrs.items() if v)
         parts.append(f"<source {attr_text}>")
         for p in s.passages:

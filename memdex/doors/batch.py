@@ -1,8 +1,9 @@
 """Many searches in one process: JSON lines in, JSON lines out (``memdex search --batch``).
 
 Each input line is ``{"id": ..., "query": ..., <any search option>}``; each output line is
-``{"id": ..., "query": ..., "found": N, "results": [...]}``, or ``{"id": ..., "error": ...}``
-for a line that could not run. Agents and evaluations use it to avoid a process per query.
+``{"id": ..., "query": ..., "found": N, "results": [...]}`` (with ``period`` and ``themes``
+for a query of dates alone, such as "October"), or ``{"id": ..., "error": ...}`` for a line
+that could not run. Agents and evaluations use it to avoid a process per query.
 """
 
 from __future__ import annotations
@@ -48,4 +49,8 @@ def run_batch(
             yield {"id": item.get("id"), "error": str(exc)}
             continue
         out = result.to_dict()
-        yield {"id": item.get("id"), "query": item["query"], "found": out["found"], "results": out["results"]}
+        reply: dict[str, Any] = {"id": item.get("id"), "query": item["query"], "found": out["found"]}
+        reply["results"] = out["results"]
+        if result.period is not None:  # a query of dates alone: the period listed, and its themes
+            reply.update(period=out["period"], themes=out["themes"])
+        yield reply

@@ -63,6 +63,7 @@ def search_json(conn: sqlite3.Connection, q: str | None, limit: int = 10) -> str
                 "kind": hit.kind,
                 "namespace": hit.namespace,
                 "date": hit.date,
+                "date_source": hit.date_source,
                 "layer": hit.match_layer,
                 "relevance": hit.relevance,
                 "why": hit.why_relevant["summary"],

@@ -20,6 +20,7 @@ SEARCHES = [
     ("what did we decide about the database?", "a question: stopwords dropped, decisions first"),
     ("stale worktree folders", "a Serena memory found through its index keywords"),
     ("outage in October", "a month word becomes a date filter"),
+    ("October", "dates alone list what is dated then, newest first, with its themes"),
 ]
 QUESTION = "What problems have we had with Chatty?"
 

@@ -100,7 +100,13 @@ class Tools:
 
     def search_knowledge_base(
         self,
-        query: Annotated[str, Field(description="Keywords, or a question in plain words.")],
+        query: Annotated[
+            str,
+            Field(
+                description="Keywords, or a question in plain words; dates alone "
+                "('October', 'last week') list what is dated then."
+            ),
+        ],
         mode: Annotated[
             Literal["auto", "search", "answer"],
             Field(description="search: ranked results; answer: a cited answer; auto: from the wording."),
@@ -138,7 +144,10 @@ class Tools:
         topics+synonyms, content, content+synonyms), or answer a question with citations.
 
         Each result has its id, title, path, location (lines or messages to read), size in
-        bytes and estimated tokens, the layer that found it and why. Read a result with
+        bytes and estimated tokens, its date and where that came from, the layer that found it
+        and why. A query of dates alone ("October", "May 2026", "last week", "yesterday",
+        "20 days ago", "since Monday") lists what is dated then, newest first, with `themes`:
+        the tags, topics, namespaces and platforms of that time. Read a result with
         get_document(id, line_start, line_end)."""
         if retrieve_artifacts and not retrieval_dir:
             return error(

@@ -38,13 +38,15 @@ def results_text(result: SearchResult) -> str:
         found, model, ms = meaning["found"], meaning["model"], meaning["ms"]
         lines.append(f"Meaning: {found} near passages by {model} in {ms:.0f} ms")
     if result.filters:
-        lines.append("Filters: " + ", ".join(f"{k}={v}" for k, v in result.filters.items()))
+        lines.append("Filters: " + ", ".join(_filter_text(k, v) for k, v in result.filters.items()))
     for note in result.notes:
         lines.append(f"Note: {note}")
+    if result.themes:
+        lines.append("Themes: " + themes_text(result.themes))
     if result.truncated_by_budget:
         lines.append("Stopped at the --max-tokens budget; raise it to see more.")
     for i, h in enumerate(hits, 1):
-        meta = " · ".join(x for x in [h.kind, h.namespace or "", (h.date or "")[:10], h.key] if x)
+        meta = " · ".join(x for x in [h.kind, h.namespace or "", _day(h), h.key] if x)
         lines += [
             "",
             f"{i:>2}. {h.title}",
@@ -66,6 +68,24 @@ def results_text(result: SearchResult) -> str:
     if not hits:
         lines += ["", "Nothing matched. Try fewer or other words, or drop a filter."]
     return "\n".join(lines)
+
+
+def _day(hit: Hit) -> str:
+    "A result's day, marked when it is only its file's modification time."
+    day = (hit.date or "")[:10]
+    return f"{day} (file mtime)" if day and hit.date_source == "mtime" else day
+
+
+def _filter_text(name: str, value: Any) -> str:
+    if name == "dates":  # relative dates: the words, and the days they came to
+        days = value["since"] if value["since"] == value["until"] else f"{value['since']} to {value['until']}"
+        return f"dates={' '.join(value['words'])} ({days})"
+    return f"{name}={value}"
+
+
+def themes_text(themes: list[dict[str, Any]]) -> str:
+    "What a list is about, in one line: ``chatgpt 3 (platform) · deploy 2 (tag)``."
+    return " · ".join(f"{t['term']} {t['count']} ({t['kind']})" for t in themes)
 
 
 def search_sql(result: SearchResult) -> str:
@@ -173,7 +193,7 @@ def synonyms_text(groups: list[dict[str, Any]]) -> str:
 
 def source_line(hit: Hit) -> str:
     "Where a source came from, in a few words: platform (or kind) and day."
-    return " · ".join(x for x in [hit.platform or hit.kind, (hit.date or "")[:10]] if x)
+    return " · ".join(x for x in [hit.platform or hit.kind, _day(hit)] if x)
 
 
 def answer_text(answer: Answer) -> str:

@@ -133,6 +133,7 @@ def to_document(
         topics=[(t, "derived") for t in topics if t],
         platform=conv.platform,
         date=conv.updated or conv.created,
+        date_source="conversation" if conv.updated or conv.created else None,
         created=conv.created,
         modified=conv.updated,
         scope=source.scope,

@@ -194,6 +194,17 @@ def body_date(body: str) -> str | None:
     return None
 
 
+def dated(frontmatter: str | None, body: str, rel_path: str) -> tuple[str | None, str | None]:
+    "A document's date and where it came from: frontmatter, a date in the text, or the file name."
+    if frontmatter:
+        return frontmatter, "frontmatter"
+    in_text = body_date(body)
+    if in_text:
+        return in_text, "text"
+    named = name_date(rel_path)
+    return (named, "file name") if named else (None, None)
+
+
 def name_date(rel_path: str) -> str | None:
     match = _NAME_DATE.search(PurePosixPath(rel_path).name)
     return match.group(1) if match else None
@@ -363,6 +374,7 @@ def parse_markdown(
     topics += [(k, "keyword") for k in as_list(field_value(meta, "keywords"))]
     topics += [(k, "keyword") for k in as_list(field_value(meta, "topics"))]
     chunks = chunk_markdown(body, body_line, title, max_tokens, shape)
+    date, date_source = dated(modified or created, body, rel_path)
     if not chunks:
         # Frontmatter only: the fields themselves are the content, so the document is findable.
         summary = "\n".join(x for x in [title, description or "", " ".join(tags)] if x)
@@ -378,7 +390,8 @@ def parse_markdown(
         topics=topics,
         namespace=as_text(field_value(meta, "namespace")),
         type=as_text(field_value(meta, "type")),
-        date=modified or created or body_date(body) or name_date(rel_path),
+        date=date,
+        date_source=date_source,
         created=created,
         modified=modified,
         line_count=text.count("\n") + (0 if text.endswith("\n") else 1),

@@ -313,6 +313,7 @@ class Writer:
                 "scope": doc.scope,
                 "platform": doc.platform,
                 "date": doc.date,
+                "date_source": doc.date_source,
                 "created": doc.created,
                 "modified": doc.modified,
                 "line_count": doc.line_count,

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from memdex.errors import QuerySyntaxError
 from memdex.models import Hit, LayerRun, SearchResult
 from memdex.query import ranking, synonyms
+from memdex.query.listing import list_period
 from memdex.query.ranking import (
     BODY_WEIGHT,
     CHUNK_CONTEXT_WEIGHT,
@@ -85,12 +86,20 @@ def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
 def _search(conn: sqlite3.Connection, request: SearchRequest) -> SearchResult:
     query, raw, filters = request.query, request.raw, request.filters
     parsed = parse_query(query, date_words=not raw)
+    notes = []
+    if not raw and parsed.date_only:  # "October", "last week": list what is dated then
+        listed = list_period(conn, request, parsed, _filter_params(request, parsed))
+        if listed.found:
+            return listed
+        notes.append(f"nothing dated {' '.join(parsed.date_words)}; searched those words as text")
+        parsed = parse_query(query, date_words=False)
     run = _Cascade(conn, parsed, request)
+    run.notes += notes
     if raw:
         run.raw(query)
     elif parsed.key_terms:
         run.run()
-        if not run.candidates and (parsed.years or parsed.months):
+        if not run.candidates and parsed.dated:
             # No document is dated that way: the date words may be plain words after all.
             note = f"nothing dated {' '.join(parsed.date_words)}; searched those words as text"
             parsed = parse_query(query, date_words=False)
@@ -127,20 +136,16 @@ def _search(conn: sqlite3.Connection, request: SearchRequest) -> SearchResult:
         found_is_total=run.exhaustive,
         hits=hits,
         layers=run.layers,
-        filters={**filters.to_dict(), **_date_filters(parsed)},
+        filters={**filters.to_dict(), **parsed.date_filters()},
         truncated_by_budget=truncated,
         notes=run.notes,
         semantic=meaning.to_dict() if meaning else None,
     )
 
 
-def _date_filters(parsed: ParsedQuery) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if parsed.years:
-        out["years"] = parsed.years
-    if parsed.months:
-        out["months"] = parsed.months
-    return out
+def _filter_params(request: SearchRequest, parsed: ParsedQuery) -> dict[str, Any]:
+    "The filters of the request and the query's own dates, as ``document_filter.sql`` takes them."
+    return request.filters.params(parsed.years, parsed.months, parsed.window())
 
 
 class _Cascade:
@@ -152,7 +157,7 @@ class _Cascade:
         self.request = request
         self.limit = request.limit
         self.granularity = request.granularity
-        self.params = {**request.filters.params(parsed.years, parsed.months), **bm25_params()}
+        self.params = {**_filter_params(request, parsed), **bm25_params()}
         self.terms: list[Term] = list(parsed.key_terms)
         if request.use_synonyms and self.terms:
             self.terms = synonyms.expand(conn, self.terms)

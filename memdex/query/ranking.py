@@ -16,13 +16,27 @@ import sqlite3
 from memdex.store import db
 
 # -- the cascade's layers -------------------------------------------------------------------
-LAYER_NAMES = {1: "topics", 2: "topics+synonyms", 3: "content", 4: "content+synonyms", 5: "meaning"}
+LAYER_NAMES = {
+    0: "date",
+    1: "topics",
+    2: "topics+synonyms",
+    3: "content",
+    4: "content+synonyms",
+    5: "meaning",
+}
 MEANING_LAYER = 5  # a result the words did not find, found by the meaning pass alone
+DATE_LAYER = 0  # a query of dates alone: a result found by its date (query/listing.py)
 
 # relevance = layer weight x share of key terms matched x (0.8 + 0.2 x score / best score).
 # A match on what a memory is filed under (its topics) outranks one in passing (its text),
 # and the query's own words outrank synonyms.
-LAYER_WEIGHT = {1: 1.0, 2: 0.9, 3: 0.85, 4: 0.75, 5: 0.7}
+LAYER_WEIGHT = {0: 1.0, 1: 1.0, 2: 0.9, 3: 0.85, 4: 0.75, 5: 0.7}
+
+# -- a period (a query of dates alone, query/listing.py) ------------------------------------
+# Its documents are listed newest first: by date alone, no weight. Nothing measures what a
+# mix of date and importance would gain -- no set has judgements of "what mattered in
+# October" -- so the order is the one a reader can predict and check.
+PERIOD_ORDER = "newest first"
 
 # -- BM25 column weights (schema/queries/layer_topics.sql, layer_content.sql) ---------------
 # The words a memory is filed under say more about what it is than its summary's words.

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memdex.errors import InvalidParameter, QuerySyntaxError
+from memdex.query.period import narrow
 
 GRANULARITIES = ("doc", "chunk")
 MAX_RAW_CHARS = 2000
@@ -41,9 +42,19 @@ class Filters:
             if value is not None and not _DATE.match(value):
                 raise InvalidParameter(f"--{name} {value!r} is not a date: use YYYY, YYYY-MM or YYYY-MM-DD.")
 
-    def params(self, years: list[str] | None = None, months: list[int] | None = None) -> dict[str, Any]:
-        "The named parameters of ``schema/queries/document_filter.sql``."
+    def params(
+        self,
+        years: list[str] | None = None,
+        months: list[int] | None = None,
+        window: tuple[str | None, str | None] = (None, None),
+    ) -> dict[str, Any]:
+        """The named parameters of ``schema/queries/document_filter.sql``: these filters, and
+        the query's own dates -- month and year words, and the window of days its relative
+        dates leave (``ParsedQuery.window``), which narrows --since and --until."""
         self.check()
+        return narrow(self._params(years, months), *window)
+
+    def _params(self, years: list[str] | None, months: list[int] | None) -> dict[str, Any]:
         return {
             "kinds": json.dumps(self.kinds) if self.kinds else None,
             "namespace": self.namespace,

@@ -153,6 +153,7 @@ def build_hits(
             type=doc["type"],
             tags=json.loads(doc["tags"]),
             date=doc["date"],
+            date_source=doc["date_source"],
             score=round(cand.score, 4),
             relevance=round(relevance, 3),
             match_layer=cand.layer,

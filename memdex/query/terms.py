@@ -7,14 +7,17 @@ syntax error. Raw FTS5 syntax is a separate, opt-in path (``--raw``).
 A term is what the user typed between spaces: ``hook-suppression`` is one term, the phrase
 "hook suppression", because the FTS5 tokenizer (unicode61) splits it the same way.
 Stopwords ("what did we ... about") are kept out of the key terms, so questions need no
-rewording. Month and year words ("October", "2025") become date filters.
+rewording. Month and year words ("October", "2025") and relative dates ("yesterday", "last
+week", see ``period``) become date filters.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
+from memdex.query import period
 from memdex.query.stem import WORD
 
 MAX_TERMS = 32  # a pasted paragraph is still a query, of its 32 most useful words
@@ -99,12 +102,42 @@ class ParsedQuery:
     months: list[int] = field(default_factory=list)
     years: list[str] = field(default_factory=list)
     date_words: list[str] = field(default_factory=list)
+    spans: list[period.Span] = field(default_factory=list)  # relative dates: "last week"
 
     @property
     def key_terms(self) -> list[Term]:
         "The terms that carry meaning: all of them, less stopwords (unless nothing else is left)."
         key = [t for t in self.terms if not t.stop]
         return key or self.terms
+
+    @property
+    def dated(self) -> bool:
+        "Does the query name a time: a month, a year or a relative date?"
+        return bool(self.months or self.years or self.spans)
+
+    @property
+    def date_only(self) -> bool:
+        """Are dates all it asks about? Its other words are stopwords or only frame a question
+        about time ("what happened in October?"); then it lists the period."""
+        return self.dated and all(
+            t.stop or " ".join(t.tokens).casefold() in period.FRAMING for t in self.terms
+        )
+
+    def window(self) -> tuple[str | None, str | None]:
+        "The days the relative dates leave, as ISO dates: (since, until), None when unbounded."
+        return period.window(self.spans)
+
+    def date_filters(self) -> dict[str, Any]:
+        "The dates read from the query, as a result's ``filters`` show them."
+        out: dict[str, Any] = {}
+        if self.years:
+            out["years"] = self.years
+        if self.months:
+            out["months"] = self.months
+        if self.spans:
+            since, until = self.window()
+            out["dates"] = {"words": [s.words for s in self.spans], "since": since, "until": until}
+        return out
 
 
 def tokens(text: str) -> list[str]:
@@ -117,6 +150,9 @@ def tokens(text: str) -> list[str]:
 def parse_query(text: str, *, date_words: bool = True) -> ParsedQuery:
     "Split a query into terms, pulling month and year words out as date filters."
     parsed = ParsedQuery(terms=[])
+    if date_words:
+        parsed.spans, text = period.relative_spans(text)
+        parsed.date_words += [s.words for s in parsed.spans]
     seen: set[str] = set()
     for piece in text.replace("\x00", " ").split():
         toks = tokens(piece)

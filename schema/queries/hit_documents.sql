@@ -1,5 +1,9 @@
--- Everything a result shows about its documents (:ids, a JSON array).
+-- Everything a result shows about its documents (:ids, a JSON array). A document with no date
+-- of its own shows its file's modification time (UTC), marked as such.
 SELECT d.id, d.key, d.kind, d.title, d.description, d.tags, d.topics, d.namespace, d.type, d.scope,
-    d.platform, d.date, d.line_count, d.size_bytes, d.est_tokens, d.meta, f.path
+    d.platform,
+    coalesce(d.date, strftime('%Y-%m-%dT%H:%M:%SZ', f.mtime_ns / 1000000000, 'unixepoch')) AS date,
+    CASE WHEN d.date IS NULL THEN 'mtime' ELSE d.date_source END AS date_source,
+    d.line_count, d.size_bytes, d.est_tokens, d.meta, f.path
 FROM documents d JOIN files f ON f.id = d.file_id
 WHERE d.id IN (SELECT value FROM json_each(:ids))

@@ -174,6 +174,10 @@ def search(
 ) -> None:
     """Search the index: topics first, then synonyms, then content.
 
+    Dates alone ("October", "May 2026", "last week", "20 days ago") list what is dated
+    then, newest first, with the themes of that time; with other words they filter them.
+    Relative dates resolve against today, or the ISO date in $MEMDEX_NOW.
+
     Example:
 
         memdex search "what did we decide about the cache?" --limit 5

@@ -202,6 +202,7 @@ def _document(row: dict[str, Any], chunks: list[Chunk], topics: list[str], sourc
         topics=[(t, "archive") for t in topics] or [(title, "derived")],
         platform=row["platform"] or None,
         date=date,
+        date_source="conversation" if date else None,
         created=date,
         scope=source.scope,
         meta=meta,

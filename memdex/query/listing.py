@@ -1,0 +1,90 @@
+"""A query of dates alone ("October", "May 2026", "last week", "what happened yesterday?"):
+the documents dated in its period, newest first, with the themes of that time.
+
+Limit, granularity, token budget and filters work as for any search; at chunk granularity
+a document's chunks follow one another in reading order. Each result is of layer 0 (date)
+and its ``why_relevant`` says its date and where that date came from. Documents with no
+date of their own are never listed: their files' modification times are when they were
+copied or checked out as often as when they were written.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from typing import Any
+
+from memdex.models import Hit, LayerRun, SearchResult
+from memdex.query import period
+from memdex.query.ranking import DATE_LAYER, LAYER_NAMES, PERIOD_ORDER
+from memdex.query.request import SearchRequest
+from memdex.query.results import Candidate, build_hits
+from memdex.query.terms import ParsedQuery
+from memdex.query.themes import themes
+from memdex.store import db
+
+SOURCE_WORDS = {
+    "frontmatter": "its frontmatter",
+    "conversation": "the conversation's timestamps",
+    "text": "a date in its text",
+    "file name": "its file name",
+    "mtime": "its file's modification time",
+}
+
+
+def list_period(
+    conn: sqlite3.Connection, request: SearchRequest, parsed: ParsedQuery, params: dict[str, Any]
+) -> SearchResult:
+    "The documents dated in the query's period (with the request's filters), newest first."
+    sql = db.query("period_documents")
+    started = time.perf_counter()
+    ids = [r["document_id"] for r in conn.execute(sql, params)]
+    ms = round((time.perf_counter() - started) * 1000, 3)
+    if request.granularity == "chunk":
+        chunks: dict[int, list[int]] = {}
+        for r in conn.execute(db.query("chunks_of_documents"), {"ids": json.dumps(ids)}):
+            chunks.setdefault(r["document_id"], []).append(r["id"])
+        pool = [Candidate(doc, 0, DATE_LAYER, 0.0, {cid: 0.0}) for doc in ids for cid in chunks.get(doc, [])]
+    else:
+        pool = [Candidate(doc, 0, DATE_LAYER, 0.0) for doc in ids]
+    hits, truncated = build_hits(
+        conn, pool[: request.limit], [], request.granularity, request.max_tokens, request.full_text
+    )
+    since, until = parsed.window()
+    label = period.describe(parsed.date_words, since, until)
+    for hit in hits:
+        hit.why_relevant = why_dated(hit, label)
+    unit = "document" if len(ids) == 1 else "documents"
+    rendered = db.render_sql(sql, params)
+    run = LayerRun(DATE_LAYER, LAYER_NAMES[DATE_LAYER], "", "date", rendered, len(ids), len(ids), ms)
+    return SearchResult(
+        query=request.query,
+        terms=[],
+        granularity=request.granularity,
+        found=len(pool),
+        hits=hits,
+        layers=[run],
+        filters={**request.filters.to_dict(), **parsed.date_filters()},
+        truncated_by_budget=truncated,
+        notes=[f"{len(ids):,} {unit} dated {label}, listed {PERIOD_ORDER}"],
+        themes=[t.to_dict() for t in themes(conn, ids)],
+        period={"words": parsed.date_words, "since": since, "until": until, "order": PERIOD_ORDER},
+    )
+
+
+def why_dated(hit: Hit, label: str) -> dict[str, Any]:
+    "why_relevant of a listed result: its date, where that came from, and the period."
+    source = SOURCE_WORDS.get(hit.date_source or "", "its index entry")
+    day = (hit.date or "")[:10]
+    return {
+        "layer": DATE_LAYER,
+        "layer_name": LAYER_NAMES[DATE_LAYER],
+        "match": "date",
+        "terms": [],
+        "synonyms": [],
+        "missing": [],
+        "date": hit.date,
+        "date_source": hit.date_source,
+        "summary": f"layer {DATE_LAYER} (date): dated {day}, from {source}; in {label}",
+    }
