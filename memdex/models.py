@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+SIGNALS = ("has_decisions", "has_discoveries", "has_procedures", "has_artifacts")
+
 
 def est_tokens(size_bytes: int) -> int:
     "Estimated tokens: bytes / 4, rounded up. An estimate, documented as one."
@@ -97,9 +99,39 @@ class Hit:
     text: str | None = None
     location: str = ""  # where to read: path:lines, path (messages a-b), or an archive's chunk file
     chat: dict[str, Any] | None = None  # for conversations: message_count, chunk_count, signals
+    chunk_count: int = 0  # chunks the whole document has
+    file_to_read: str = ""  # an archive's condensed chunk file; else empty: the source file
+
+    def spec_fields(self) -> dict[str, Any]:
+        """The spec's ``SearchResult``: its field names and types, from this hit.
+
+        ``chat_id`` is the natural id (a chat's id, a memory's id or name); ``matching_chunks``
+        the positions (0-based ``seq``) of the chunks that matched; ``condensed_path`` the file
+        to read (an archive's condensed chunk file, else the source file)."""
+        chat = self.chat or {}
+        signals = chat.get("signals") or {}
+        why = self.why_relevant or {}
+        return {
+            "chat_id": self.key,
+            "title": self.title,
+            "platform": self.platform,
+            "date": self.date,
+            "message_count": int(chat.get("message_count") or 0),
+            "chunk_count": int(chat.get("chunk_count") or self.chunk_count or 0),
+            "total_size_bytes": self.size_bytes,
+            "estimated_tokens": self.est_tokens,
+            **{name: bool(signals.get(name)) for name in SIGNALS},
+            "matching_chunks": [int(c["seq"]) for c in self.matching_chunks or []],
+            "condensed_path": self.file_to_read or self.path,
+            "match_layer": self.match_layer,
+            "relevance_score": self.relevance,
+            "why_relevant": str(why.get("summary", "")),
+        }
 
     def to_dict(self) -> dict[str, Any]:
+        "The spec's fields first, then memdex's own (``why``, ``chunks``...), then old aliases."
         out = {
+            **self.spec_fields(),
             "id": self.id,
             "key": self.key,
             "path": self.path,
@@ -112,17 +144,17 @@ class Hit:
             "tags": self.tags,
             "date": self.date,
             "score": self.score,
-            "relevance": self.relevance,
-            "match_layer": self.match_layer,
-            "why_relevant": self.why_relevant,
+            "why": self.why_relevant,
             "snippet": self.snippet,
             "line_start": self.line_start,
             "line_end": self.line_end,
-            "size_bytes": self.size_bytes,
-            "est_tokens": self.est_tokens,
-            "matching_chunks": self.matching_chunks,
+            "chunks": self.matching_chunks,
             "location": self.location,
             "chat": self.chat,
+            # old names, kept for one release: relevance_score, total_size_bytes, estimated_tokens
+            "relevance": self.relevance,
+            "size_bytes": self.size_bytes,
+            "est_tokens": self.est_tokens,
         }
         if self.chunk_id is not None:
             out["chunk_id"] = self.chunk_id

@@ -161,8 +161,8 @@ def test_unknown_citations_are_dropped_and_named(sample_db: Path) -> None:
     assert answer["method"] == "claude"
     assert_citations_resolve(answer)
     assert not any("[99]" in d["text"] for d in answer["details"])
-    assert any("Dropped citation [99]" in c and "no source 99 was sent" in c for c in answer["caveats"])
-    assert any("cites no source" in c for c in answer["caveats"])  # the claim lost its only source
+    assert any("Dropped citation [99]" in c and "no source 99 was sent" in c for c in answer["caveat_list"])
+    assert any("cites no source" in c for c in answer["caveat_list"])  # the claim lost its only source
 
 
 def test_a_claim_citing_only_in_its_list_gets_its_inline_marker(sample_db: Path) -> None:
@@ -219,7 +219,7 @@ def test_api_failures_give_an_extractive_answer_that_says_why(
     answer = json.loads(result.stdout)["answer"]
     assert answer["method"] == "extractive"
     assert reason in answer["reason"], answer["reason"]
-    assert "Claude was not available" in answer["caveats"][0]
+    assert "Claude was not available" in answer["caveat_list"][0]
     assert len(server.requests) == requests
     assert_citations_resolve(answer)
 
@@ -364,7 +364,7 @@ def test_llm_refine_lets_claude_propose_the_next_round(serena_db: Path) -> None:
 
 def test_llm_refine_without_a_key_says_so(serena_db: Path) -> None:
     out = ask_json(serena_db, "how do we clean up a stale worktree?", "--llm-refine")
-    assert any("--llm-refine had no model" in c for c in out["answer"]["caveats"])
+    assert any("--llm-refine had no model" in c for c in out["answer"]["caveat_list"])
 
 
 # -- timelines -----------------------------------------------------------------------------------------

@@ -84,7 +84,7 @@ def test_malformed_replies_give_a_checked_answer(sample_db: Path, fields: dict[s
     assert_citations_resolve(answer)
     assert all(0 <= d["confidence"] <= 1 for d in answer["details"])
     if fields.get("caveats") == "Only partial.":
-        assert answer["caveats"] == ["Only partial."]
+        assert answer["caveats"] == "Only partial." and answer["caveat_list"] == ["Only partial."]
 
 
 @pytest.mark.parametrize(
@@ -120,7 +120,7 @@ def test_unknown_citations_in_any_form_are_dropped_and_named(sample_db: Path) ->
     )
     assert answer["details"][0]["text"] == "Limits hit the job [1, 2]."
     assert answer["details"][0]["citations"] == [1, 2]
-    dropped = [c for c in answer["caveats"] if c.startswith("Dropped citation")]
+    dropped = [c for c in answer["caveat_list"] if c.startswith("Dropped citation")]
     assert any("[41] (the summary)" in c for c in dropped) and any("[77] (detail 1)" in c for c in dropped)
     assert_citations_resolve(answer)
 
@@ -140,7 +140,7 @@ def test_claude_details_are_put_in_date_order_whatever_order_it_wrote(sample_db:
     assert firsts == sorted(firsts) and len(firsts) >= 3
     # the caveat names the uncited claim by its number after sorting
     uncited = next(i for i, d in enumerate(answer["details"], 1) if not d["citations"])
-    assert f"Detail {uncited} cites no source: treat it as unsupported." in answer["caveats"]
+    assert f"Detail {uncited} cites no source: treat it as unsupported." in answer["caveat_list"]
 
 
 def test_timeline_questions_are_answers_in_auto_mode(sample_db: Path) -> None:

@@ -1,5 +1,6 @@
 -- Everything a result shows about its documents (:ids, a JSON array).
 SELECT d.id, d.key, d.kind, d.title, d.description, d.tags, d.topics, d.namespace, d.type, d.scope,
-    d.platform, d.date, d.line_count, d.size_bytes, d.est_tokens, d.meta, f.path
+    d.platform, d.date, d.line_count, d.size_bytes, d.est_tokens, d.meta, f.path,
+    (SELECT count(*) FROM chunks c WHERE c.document_id = d.id) AS chunk_count
 FROM documents d JOIN files f ON f.id = d.file_id
 WHERE d.id IN (SELECT value FROM json_each(:ids))
