@@ -191,6 +191,7 @@ class SearchResult:
     notes: list[str] = field(default_factory=list)
     found_is_total: bool = True  # False: the cascade stopped early; more may match
     semantic: dict[str, Any] | None = None  # the meaning pass: used, model, ms, found, reason
+    documents_found: int | None = None  # documents matched (at chunk granularity, found counts chunks)
 
     @property
     def total_tokens(self) -> int:
@@ -202,6 +203,7 @@ class SearchResult:
             "terms": self.terms,
             "granularity": self.granularity,
             "found": self.found,
+            "documents_found": self.found if self.documents_found is None else self.documents_found,
             "found_is_total": self.found_is_total,
             "showing": len(self.hits),
             "total_tokens": self.total_tokens,

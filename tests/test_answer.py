@@ -322,6 +322,40 @@ def test_rounds_and_the_stop_reason_are_in_the_json(serena_db: Path) -> None:
     assert all(0 <= f["relevance"] <= 1 for f in first["findings"])
 
 
+def test_later_rounds_search_the_namespaces_earlier_rounds_suggest(sample_db: Path) -> None:
+    "Refinement as the iterative-retrieval pattern has it: thin areas searched, gaps, findings."
+    out = ask_json(sample_db, "how do we rotate deploy keys?", "--no-llm")
+    rounds = out["refinement"]["rounds"]
+    assert len(rounds) >= 2
+    first, second = rounds[0], rounds[1]
+    assert first["namespaces"] == ["all"] and first["coverage"]["namespaces_searched"] == ["all"]
+    thin = first["coverage"]["namespaces_suggested"]
+    assert thin and set(thin) <= set(first["coverage"]["namespaces_found"])  # found once: thin
+    assert first["gaps"]["missing_areas"] == thin
+    # the next round searches them, and the namespaces searched grow
+    assert set(thin) <= set(second["namespaces"])
+    assert second["coverage"]["namespaces_searched"] == ["all", *thin]
+    searched = [r["coverage"]["namespaces_searched"] for r in rounds]
+    assert all(len(a) <= len(b) for a, b in zip(searched, searched[1:], strict=False))
+    for r in rounds:
+        assert set(r["gaps"]) == {
+            "terms_not_found",
+            "missing_areas",
+            "too_many_results",
+            "too_few_results",
+            "critical",
+        }
+        assert "filters" in r and 0 < r["files_matched"] <= r["files_searched"] <= 19
+        ids = [f["id"] for f in r["findings"]]
+        assert len(ids) == len(set(ids))  # a document once, though answers search chunks
+        for f in r["findings"]:
+            assert {"file", "namespace", "type", "tags", "evidence"} <= set(f)
+            assert Path(f["file"]).is_file() and 0 < len(f["evidence"]) <= 150
+            label = "high" if f["relevance"] >= 0.7 else "medium" if f["relevance"] >= 0.5 else "low"
+            assert f["relevance_label"] == label
+    assert rounds[0]["found"] >= rounds[0]["files_matched"]  # found counts chunks, files documents
+
+
 def test_a_weak_first_round_is_refined_from_what_it_found(serena_db: Path) -> None:
     out = CliRunner().invoke(
         cli,
@@ -346,7 +380,7 @@ def test_a_weak_first_round_is_refined_from_what_it_found(serena_db: Path) -> No
     assert added and set(added) <= set(ref["rounds"][0]["suggestions"]["terms"])
     assert re.fullmatch(
         r"round \d brought [01] new results?|round \d overlapped .*|3 rounds|nothing left to refine with.*"
-        r"|\d+ results with relevance >= 0.7",
+        r"|\d+ results with relevance >= 0.7|no critical gap left|every suggested namespace searched",
         ref["stopped"],
     ), ref["stopped"]
 

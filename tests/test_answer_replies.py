@@ -188,6 +188,17 @@ def test_refinement_stops_on_overlap_with_the_previous_round() -> None:
     assert _stop_reason([first, fresh], limit=30) is None
 
 
+def test_refinement_stops_when_no_critical_gap_is_left_or_every_area_was_searched() -> None:
+    open_gaps = {"critical": ["terms_not_found"], "missing_areas": []}
+    first = Round(1, "q", _hits([1]), gaps={"critical": [], "missing_areas": []})
+    assert _stop_reason([first], limit=30) == "no critical gap left"
+    first.gaps = {"critical": [], "missing_areas": ["ci"]}  # an area still to search
+    assert _stop_reason([first], limit=30) is None
+    second = Round(2, "q x", _hits([2, 3]), new=[2, 3], gaps=open_gaps)
+    assert _stop_reason([first, second], 30, {"ci"}, ["all", "ci"]) == "every suggested namespace searched"
+    assert _stop_reason([first, second], 30, {"ci", "git"}, ["all", "ci"]) is None
+
+
 def test_proposed_month_words_do_not_become_date_filters(sample_db: Path) -> None:
     def propose_november(body: dict[str, Any]) -> api.Reply:
         return api.tool_use(body, "next_search", {"terms": ["November", "2025", "truncation"]})
