@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+SIGNALS = ("has_decisions", "has_discoveries", "has_procedures", "has_artifacts")
+
 
 def est_tokens(size_bytes: int) -> int:
     "Estimated tokens: bytes / 4, rounded up. An estimate, documented as one."
@@ -102,38 +104,65 @@ class Hit:
     # where ``date`` came from: frontmatter | conversation | text | file name | mtime (the file's
     # modification time, shown for a document with no date of its own)
     date_source: str | None = None
+    chunk_count: int = 0  # chunks the whole document has
+    file_to_read: str = ""  # an archive's condensed chunk file; else empty: the source file
 
     @property
     def own_date(self) -> str | None:
         "The document's own date: None when it has none and ``date`` is its file's mtime."
         return None if self.date_source == "mtime" else self.date
 
+    def spec_fields(self) -> dict[str, Any]:
+        """The spec's ``SearchResult``: its field names and types, from this hit.
+
+        ``chat_id`` is the natural id (a chat's id, a memory's id or name); ``matching_chunks``
+        the positions (0-based ``seq``) of the chunks that matched; ``condensed_path`` the file
+        to read (an archive's condensed chunk file, else the source file)."""
+        chat = self.chat or {}
+        signals = chat.get("signals") or {}
+        why = self.why_relevant or {}
+        return {
+            "chat_id": self.key,
+            "title": self.title,
+            "platform": self.platform,
+            "date": self.date,
+            "message_count": int(chat.get("message_count") or 0),
+            "chunk_count": int(chat.get("chunk_count") or self.chunk_count or 0),
+            "total_size_bytes": self.size_bytes,
+            "estimated_tokens": self.est_tokens,
+            **{name: bool(signals.get(name)) for name in SIGNALS},
+            "matching_chunks": [int(c["seq"]) for c in self.matching_chunks or []],
+            "condensed_path": self.file_to_read or self.path,
+            "match_layer": self.match_layer,
+            "relevance_score": self.relevance,
+            "why_relevant": str(why.get("summary", "")),
+        }
+
     def to_dict(self) -> dict[str, Any]:
+        "The spec's fields first, then memdex's own (``why``, ``chunks``...), then old aliases."
         out = {
+            **self.spec_fields(),
             "id": self.id,
             "key": self.key,
             "path": self.path,
-            "title": self.title,
             "kind": self.kind,
             "namespace": self.namespace,
             "type": self.type,
             "scope": self.scope,
-            "platform": self.platform,
             "tags": self.tags,
-            "date": self.date,
             "date_source": self.date_source,
             "score": self.score,
-            "relevance": self.relevance,
-            "match_layer": self.match_layer,
-            "why_relevant": self.why_relevant,
+            "why": self.why_relevant,
             "snippet": self.snippet,
             "line_start": self.line_start,
             "line_end": self.line_end,
-            "size_bytes": self.size_bytes,
-            "est_tokens": self.est_tokens,
-            "matching_chunks": self.matching_chunks,
+            "chunks": self.matching_chunks,
             "location": self.location,
             "chat": self.chat,
+            # old names, kept for one release: relevance_score, total_size_bytes, estimated_tokens
+            "relevance": self.relevance,
+            "size_bytes": self.size_bytes,
+            "est_tokens": self.est_tokens,
         }
         if self.chunk_id is not None:
             out["chunk_id"] = self.chunk_id
@@ -174,6 +203,7 @@ class SearchResult:
     # [{"term", "count", "kind"}] (query/themes.py)
     period: dict[str, Any] | None = None
     themes: list[dict[str, Any]] = field(default_factory=list)
+    documents_found: int | None = None  # documents matched (at chunk granularity, found counts chunks)
 
     @property
     def total_tokens(self) -> int:
@@ -185,6 +215,7 @@ class SearchResult:
             "terms": self.terms,
             "granularity": self.granularity,
             "found": self.found,
+            "documents_found": self.found if self.documents_found is None else self.documents_found,
             "found_is_total": self.found_is_total,
             "showing": len(self.hits),
             "total_tokens": self.total_tokens,

@@ -80,7 +80,7 @@ def memdex_ranker(
     db_path: Path,
     key_of: Callable[[dict], str],
     limit: int,
-    granularity: str = "doc",
+    granularity: str = "chat",
     semantic: bool | None = False,
 ) -> Ranker:
     def rank(queries: list[dict]) -> list[list[str]]:

@@ -161,8 +161,8 @@ def test_unknown_citations_are_dropped_and_named(sample_db: Path) -> None:
     assert answer["method"] == "claude"
     assert_citations_resolve(answer)
     assert not any("[99]" in d["text"] for d in answer["details"])
-    assert any("Dropped citation [99]" in c and "no source 99 was sent" in c for c in answer["caveats"])
-    assert any("cites no source" in c for c in answer["caveats"])  # the claim lost its only source
+    assert any("Dropped citation [99]" in c and "no source 99 was sent" in c for c in answer["caveat_list"])
+    assert any("cites no source" in c for c in answer["caveat_list"])  # the claim lost its only source
 
 
 def test_a_claim_citing_only_in_its_list_gets_its_inline_marker(sample_db: Path) -> None:
@@ -219,7 +219,7 @@ def test_api_failures_give_an_extractive_answer_that_says_why(
     answer = json.loads(result.stdout)["answer"]
     assert answer["method"] == "extractive"
     assert reason in answer["reason"], answer["reason"]
-    assert "Claude was not available" in answer["caveats"][0]
+    assert "Claude was not available" in answer["caveat_list"][0]
     assert len(server.requests) == requests
     assert_citations_resolve(answer)
 
@@ -322,6 +322,40 @@ def test_rounds_and_the_stop_reason_are_in_the_json(serena_db: Path) -> None:
     assert all(0 <= f["relevance"] <= 1 for f in first["findings"])
 
 
+def test_later_rounds_search_the_namespaces_earlier_rounds_suggest(sample_db: Path) -> None:
+    "Refinement as the iterative-retrieval pattern has it: thin areas searched, gaps, findings."
+    out = ask_json(sample_db, "how do we rotate deploy keys?", "--no-llm")
+    rounds = out["refinement"]["rounds"]
+    assert len(rounds) >= 2
+    first, second = rounds[0], rounds[1]
+    assert first["namespaces"] == ["all"] and first["coverage"]["namespaces_searched"] == ["all"]
+    thin = first["coverage"]["namespaces_suggested"]
+    assert thin and set(thin) <= set(first["coverage"]["namespaces_found"])  # found once: thin
+    assert first["gaps"]["missing_areas"] == thin
+    # the next round searches them, and the namespaces searched grow
+    assert set(thin) <= set(second["namespaces"])
+    assert second["coverage"]["namespaces_searched"] == ["all", *thin]
+    searched = [r["coverage"]["namespaces_searched"] for r in rounds]
+    assert all(len(a) <= len(b) for a, b in zip(searched, searched[1:], strict=False))
+    for r in rounds:
+        assert set(r["gaps"]) == {
+            "terms_not_found",
+            "missing_areas",
+            "too_many_results",
+            "too_few_results",
+            "critical",
+        }
+        assert "filters" in r and 0 < r["files_matched"] <= r["files_searched"] <= 19
+        ids = [f["id"] for f in r["findings"]]
+        assert len(ids) == len(set(ids))  # a document once, though answers search chunks
+        for f in r["findings"]:
+            assert {"file", "namespace", "type", "tags", "evidence"} <= set(f)
+            assert Path(f["file"]).is_file() and 0 < len(f["evidence"]) <= 150
+            label = "high" if f["relevance"] >= 0.7 else "medium" if f["relevance"] >= 0.5 else "low"
+            assert f["relevance_label"] == label
+    assert rounds[0]["found"] >= rounds[0]["files_matched"]  # found counts chunks, files documents
+
+
 def test_a_weak_first_round_is_refined_from_what_it_found(serena_db: Path) -> None:
     out = CliRunner().invoke(
         cli,
@@ -346,7 +380,7 @@ def test_a_weak_first_round_is_refined_from_what_it_found(serena_db: Path) -> No
     assert added and set(added) <= set(ref["rounds"][0]["suggestions"]["terms"])
     assert re.fullmatch(
         r"round \d brought [01] new results?|round \d overlapped .*|3 rounds|nothing left to refine with.*"
-        r"|\d+ results with relevance >= 0.7",
+        r"|\d+ results with relevance >= 0.7|no critical gap left|every suggested namespace searched",
         ref["stopped"],
     ), ref["stopped"]
 
@@ -364,7 +398,7 @@ def test_llm_refine_lets_claude_propose_the_next_round(serena_db: Path) -> None:
 
 def test_llm_refine_without_a_key_says_so(serena_db: Path) -> None:
     out = ask_json(serena_db, "how do we clean up a stale worktree?", "--llm-refine")
-    assert any("--llm-refine had no model" in c for c in out["answer"]["caveats"])
+    assert any("--llm-refine had no model" in c for c in out["answer"]["caveat_list"])
 
 
 # -- timelines -----------------------------------------------------------------------------------------

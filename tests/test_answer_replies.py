@@ -84,7 +84,7 @@ def test_malformed_replies_give_a_checked_answer(sample_db: Path, fields: dict[s
     assert_citations_resolve(answer)
     assert all(0 <= d["confidence"] <= 1 for d in answer["details"])
     if fields.get("caveats") == "Only partial.":
-        assert answer["caveats"] == ["Only partial."]
+        assert answer["caveats"] == "Only partial." and answer["caveat_list"] == ["Only partial."]
 
 
 @pytest.mark.parametrize(
@@ -120,7 +120,7 @@ def test_unknown_citations_in_any_form_are_dropped_and_named(sample_db: Path) ->
     )
     assert answer["details"][0]["text"] == "Limits hit the job [1, 2]."
     assert answer["details"][0]["citations"] == [1, 2]
-    dropped = [c for c in answer["caveats"] if c.startswith("Dropped citation")]
+    dropped = [c for c in answer["caveat_list"] if c.startswith("Dropped citation")]
     assert any("[41] (the summary)" in c for c in dropped) and any("[77] (detail 1)" in c for c in dropped)
     assert_citations_resolve(answer)
 
@@ -140,7 +140,7 @@ def test_claude_details_are_put_in_date_order_whatever_order_it_wrote(sample_db:
     assert firsts == sorted(firsts) and len(firsts) >= 3
     # the caveat names the uncited claim by its number after sorting
     uncited = next(i for i, d in enumerate(answer["details"], 1) if not d["citations"])
-    assert f"Detail {uncited} cites no source: treat it as unsupported." in answer["caveats"]
+    assert f"Detail {uncited} cites no source: treat it as unsupported." in answer["caveat_list"]
 
 
 def test_timeline_questions_are_answers_in_auto_mode(sample_db: Path) -> None:
@@ -186,6 +186,17 @@ def test_refinement_stops_on_overlap_with_the_previous_round() -> None:
     assert _stop_reason([first, few_new], limit=30) == "round 2 brought 1 new result"
     fresh = Round(2, "q x", _hits(list(range(31, 61))), new=list(range(31, 61)), overlap=0.0)
     assert _stop_reason([first, fresh], limit=30) is None
+
+
+def test_refinement_stops_when_no_critical_gap_is_left_or_every_area_was_searched() -> None:
+    open_gaps = {"critical": ["terms_not_found"], "missing_areas": []}
+    first = Round(1, "q", _hits([1]), gaps={"critical": [], "missing_areas": []})
+    assert _stop_reason([first], limit=30) == "no critical gap left"
+    first.gaps = {"critical": [], "missing_areas": ["ci"]}  # an area still to search
+    assert _stop_reason([first], limit=30) is None
+    second = Round(2, "q x", _hits([2, 3]), new=[2, 3], gaps=open_gaps)
+    assert _stop_reason([first, second], 30, {"ci"}, ["all", "ci"]) == "every suggested namespace searched"
+    assert _stop_reason([first, second], 30, {"ci", "git"}, ["all", "ci"]) is None
 
 
 def test_proposed_month_words_do_not_become_date_filters(sample_db: Path) -> None:

@@ -16,30 +16,46 @@ from memdex.doors.cli import cli
 from .test_terms import HOSTILE
 
 RESULT_FIELDS = {
+    # the spec's SearchResult
+    "chat_id",
+    "title",
+    "platform",
+    "date",
+    "message_count",
+    "chunk_count",
+    "total_size_bytes",
+    "estimated_tokens",
+    "has_decisions",
+    "has_discoveries",
+    "has_procedures",
+    "has_artifacts",
+    "matching_chunks",
+    "condensed_path",
+    "match_layer",
+    "relevance_score",
+    "why_relevant",
+    # memdex's own
     "id",
     "key",
     "path",
-    "title",
     "kind",
     "namespace",
     "type",
     "scope",
-    "platform",
     "tags",
-    "date",
     "date_source",
     "score",
-    "relevance",
-    "match_layer",
-    "why_relevant",
+    "why",
     "snippet",
     "line_start",
     "line_end",
-    "size_bytes",
-    "est_tokens",
-    "matching_chunks",
+    "chunks",
     "location",
     "chat",
+    # old names, kept for one release
+    "relevance",
+    "size_bytes",
+    "est_tokens",
 }
 
 
@@ -111,11 +127,20 @@ def test_search_json_fields(indexed: Path) -> None:
     for r in data["results"]:
         assert set(r) == RESULT_FIELDS
         assert r["match_layer"] == 2
-        assert r["why_relevant"]["synonyms"][0] == {
+        assert r["why_relevant"] == r["why"]["summary"] and "chatgpt (synonym of chatty)" in r["why_relevant"]
+        assert r["why"]["synonyms"][0] == {
             "term": "chatty",
             "synonym": "chatgpt",
             "fields": ["topics", "content"],
         }
+
+
+def test_granularity_chat_is_the_default_and_doc_its_old_name(indexed: Path) -> None:
+    runs = [run(indexed, "search", "deploy", "--json", *g) for g in ([], ["--granularity", "doc"])]
+    default, doc = (json.loads(r.stdout) for r in runs)
+    assert default["granularity"] == doc["granularity"] == "chat"
+    assert [r["id"] for r in default["results"]] == [r["id"] for r in doc["results"]]
+    assert all(isinstance(n, int) for r in default["results"] for n in r["matching_chunks"])
 
 
 def test_search_chunk_json_carries_text_with_full(indexed: Path) -> None:

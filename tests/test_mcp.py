@@ -159,9 +159,9 @@ def test_answers_come_from_claude_when_the_server_has_a_key(sample_db: Path) -> 
         ),
         (("search_knowledge_base", {}), "invalid_parameter", "query: Field required"),
         (
-            ("search_knowledge_base", {"query": "x", "retrieve_artifacts": True}),
+            ("search_knowledge_base", {"query": "x", "granularity": "page"}),
             "invalid_parameter",
-            "needs retrieval_dir",
+            "granularity: Input should be 'chat', 'doc' or 'chunk'",
         ),
         (("get_document", {}), "invalid_parameter", "exactly one of id or path"),
         (("get_document", {"id": 999999}), "not_found", "No document has id 999999"),
@@ -211,6 +211,81 @@ def test_files_written_on_request(sample_db: Path, sample_copy: Path, tmp_path: 
     assert (tmp_path / "got" / "manifest.json").exists() and written["data"]["retrieved"]["files"]
     assert refused["error"] and refused["data"]["error"]["type"] == "invalid_parameter"
     assert "inside an indexed root" in refused["data"]["error"]["message"]
+
+
+# The spec's SearchResult and AnswerWithSources: each field's name and type.
+SEARCH_RESULT = {
+    "chat_id": str,
+    "title": str,
+    "platform": (str, type(None)),
+    "date": (str, type(None)),
+    "message_count": int,
+    "chunk_count": int,
+    "total_size_bytes": int,
+    "estimated_tokens": int,
+    "has_decisions": bool,
+    "has_discoveries": bool,
+    "has_procedures": bool,
+    "has_artifacts": bool,
+    "matching_chunks": list,
+    "condensed_path": str,
+    "match_layer": int,
+    "relevance_score": float,
+    "why_relevant": str,
+}
+ANSWER_WITH_SOURCES = {
+    "question": str,
+    "summary": str,
+    "details": list,
+    "caveats": (str, type(None)),
+    "sources": list,
+    "verification_paths": list,
+    "total_source_tokens": int,
+}
+
+
+def test_the_specs_parameters_and_shapes(sample_db: Path, tmp_path: Path) -> None:
+    "An agent written against the spec: granularity chat, output_file true, no retrieval_dir."
+    calls: list[Call] = [
+        (
+            "search_knowledge_base",
+            {
+                "query": "chatgpt",
+                "mode": "search",
+                "granularity": "chat",
+                "output_file": True,
+                "retrieve_artifacts": True,
+            },
+        ),
+        ("search_knowledge_base", {"query": "chatgpt", "mode": "search", "granularity": "doc"}),
+        ("search_knowledge_base", {"query": "What problems have we had with Chatty?", "mode": "answer"}),
+    ]
+    chat, doc, answered = over_stdio(sample_db, calls)["calls"]
+    assert not chat["error"], chat["data"]
+    data = chat["data"]
+    assert data["granularity"] == "chat" and doc["data"]["granularity"] == "chat"  # doc: an alias
+    assert [r["id"] for r in data["results"]] == [r["id"] for r in doc["data"]["results"]]
+    for r in data["results"]:
+        for name, kind in SEARCH_RESULT.items():
+            assert isinstance(r[name], kind), (name, r[name])
+        assert all(isinstance(n, int) for n in r["matching_chunks"])
+        assert r["matching_chunks"] == [c["seq"] for c in r["chunks"]]  # the objects, renamed
+        assert r["why_relevant"] == r["why"]["summary"]
+        assert r["relevance_score"] == r["relevance"] and r["estimated_tokens"] == r["est_tokens"]
+    archived = next(r for r in data["results"] if r["kind"] == "archive")
+    assert archived["chat_id"].startswith("chat-") and archived["message_count"] > 0
+    assert archived["condensed_path"].endswith(".md") and Path(archived["condensed_path"]).is_file()
+    # the results file and the retrieved folder go beside the index, timestamped
+    written = Path(data["output_file"])
+    assert written.parent == tmp_path / "results" and written.name.startswith("memdex-")
+    retrieved = Path(data["retrieved"]["folder"])
+    assert retrieved.parent == tmp_path / "retrieved" and (retrieved / "manifest.json").is_file()
+    answer = answered["data"]["answer"]
+    for name, kind in ANSWER_WITH_SOURCES.items():
+        assert isinstance(answer[name], kind), (name, answer[name])
+    assert answer["caveats"] == " ".join(answer["caveat_list"])
+    assert answer["total_source_tokens"] == sum(s["tokens"] for s in answer["sources"])
+    assert all(s["chat_id"] == s["key"] for s in answer["sources"])
 
 
 def test_without_an_index_the_server_still_starts_and_says_what_to_do(tmp_path: Path) -> None:

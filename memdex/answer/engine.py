@@ -65,20 +65,26 @@ class Answer:
         return list(dict.fromkeys(loc for s in self.sources if s.cited for loc in s.locations))
 
     def to_dict(self) -> dict[str, Any]:
+        "The spec's ``AnswerWithSources`` fields first, then memdex's own, then old aliases."
+        tokens = sum(s.tokens for s in self.sources)
         return {
             "question": self.question,
             "summary": self.summary,
             "details": [{"n": i, **d.to_dict()} for i, d in enumerate(self.details, 1)],
-            "caveats": self.caveats,
+            "caveats": " ".join(self.caveats) or None,
             "sources": [s.to_dict(full_text=self.full_text) for s in self.sources],
-            "paths_to_verify": self.paths_to_verify,
+            "verification_paths": self.paths_to_verify,
+            "total_source_tokens": tokens,
+            "caveat_list": self.caveats,
             "method": self.method,
             "model": self.model,
             "reason": self.reason,
             "timeline": self.timeline,
             "period": self.period,
-            "tokens_sent": sum(s.tokens for s in self.sources),
             "usage": self.usage,
+            # old names, kept for one release: verification_paths, total_source_tokens
+            "paths_to_verify": self.paths_to_verify,
+            "tokens_sent": tokens,
         }
 
 

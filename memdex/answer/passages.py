@@ -64,6 +64,7 @@ class Source:
         h = self.hit
         return {
             "n": self.n,
+            "chat_id": h.key,
             "id": h.id,
             "key": h.key,
             "title": h.title,
@@ -77,7 +78,8 @@ class Source:
             "locations": self.locations,
             "match_layer": h.match_layer,
             "why_relevant": h.why_relevant["summary"],
-            "relevance": h.relevance,
+            "relevance_score": h.relevance,
+            "relevance": h.relevance,  # the old name, kept for one release
             "cited": self.cited,
             "why_cited": self.why_cited,
             "passages": [p.to_dict(full_text) for p in self.passages],

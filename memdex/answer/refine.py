@@ -3,11 +3,18 @@
 Each round runs the cascade, scores its results (``relevance``, 0-1), and proposes the next
 round from what it found: the words its best results are filed under (titles, tags, topics)
 that the query does not already use, weighted by how many of those results share them and
-how rare they are in the index. The loop stops at the first of:
+how rare they are in the index; and the namespaces its results left thin (fewer than
+``ranking.THIN_NAMESPACE`` results) or unsearched (a sibling of a namespace found, with no
+result), which the next round searches alone, each under its own namespace filter. Each
+round records its gaps: key terms no result holds, areas suggested and not yet searched,
+and too many or too few results -- terms not found and too few results are critical. The
+loop stops at the first of:
 
 - 3 or more results with relevance >= 0.7 -- enough to answer from;
 - a round that brings fewer than 2 new results;
 - a round whose results overlap the previous round's by more than 90%;
+- no critical gap left, and no suggested namespace left to search;
+- every namespace suggested so far searched;
 - 3 rounds;
 - nothing left to refine with.
 
@@ -64,9 +71,21 @@ class Round:
     suggestions: dict[str, list[str]] = field(default_factory=dict)
     proposed_by: str = "question"  # question | memdex | claude
     note: str = ""
+    namespaces: list[str] = field(default_factory=lambda: ["all"])  # what this round searched
+    gaps: dict[str, Any] = field(default_factory=dict)
+    files_searched: int = 0  # documents the round's searches could reach under their filters
+    files_matched: int = 0  # documents they matched (not chunks)
 
-    def evaluate(self, conn: sqlite3.Connection, earlier: list[Round], filters: Filters | None) -> None:
-        "Score this round against the earlier ones: new, overlap, relevance, coverage, suggestions."
+    def evaluate(
+        self,
+        conn: sqlite3.Connection,
+        earlier: list[Round],
+        filters: Filters | None,
+        searched: list[str] | None = None,
+        limit: int = 10,
+    ) -> None:
+        """Score this round against the earlier ones: new, overlap, relevance, coverage, gaps
+        and suggestions. ``searched``: every namespace searched so far, this round's included."""
         hits = self.result.hits
         ids = _ids(hits)
         seen = {i for r in earlier for i in _ids(r.result.hits)}
@@ -78,14 +97,16 @@ class Round:
         self.relevance = sum(top) / len(top) if top else 0.0
         best = list(dict.fromkeys(h.id for h in hits if h.relevance > 0))[:SUGGEST_FROM]
         docs = _documents(conn, best)
-        namespaces = Counter(h.namespace for h in hits if h.namespace)
-        searched = (filters.namespace if filters and filters.namespace else None) or "all"
-        suggested = [ns for ns, n in namespaces.most_common() if n >= 2 and ns != searched][:3]
+        per_document = {h.id: h for h in reversed(hits)}  # a document once, at its best hit
+        namespaces = Counter(h.namespace for h in per_document.values() if h.namespace)
+        searched = searched or [(filters.namespace if filters and filters.namespace else None) or "all"]
+        suggested = _thin_or_unsearched(conn, namespaces, searched)
         self.coverage = {
-            "namespaces_searched": [searched],
+            "namespaces_searched": list(searched),
             "namespaces_found": sorted(namespaces),
             "namespaces_suggested": suggested,
         }
+        self.gaps = _gaps(self.result, suggested, limit)
         tags = Counter(t for d in docs for t in d["tags"])
         self.suggestions = {
             "terms": _terms(conn, self.result, docs),
@@ -100,24 +121,42 @@ class Round:
             "query": self.query,
             "proposed_by": self.proposed_by,
             "terms": self.result.terms,
+            "namespaces": self.namespaces,
+            "filters": self.result.filters,
             "found": self.result.found,
+            "files_searched": self.files_searched,
+            "files_matched": self.files_matched,
             "new": len(self.new),
             "overlap": round(self.overlap, 3),
             "relevance": round(self.relevance, 3),
-            "findings": [
-                {
-                    "id": h.id,
-                    "title": h.title,
-                    "relevance": h.relevance,
-                    "match_layer": h.match_layer,
-                    "new": h.id in self.new,
-                }
-                for h in self.result.hits
-            ],
+            "findings": self.findings(),
+            "gaps": self.gaps,
             "coverage": self.coverage,
             "suggestions": self.suggestions,
             **({"note": self.note} if self.note else {}),
         }
+
+    def findings(self) -> list[dict[str, Any]]:
+        "One finding a document (its best hit), with what it is and evidence to judge it by."
+        out: dict[int, dict[str, Any]] = {}
+        for h in self.result.hits:
+            if h.id in out:
+                continue
+            out[h.id] = {
+                "id": h.id,
+                "chat_id": h.key,
+                "title": h.title,
+                "file": h.path,
+                "namespace": h.namespace,
+                "type": h.type,
+                "tags": h.tags,
+                "relevance": h.relevance,
+                "relevance_label": ranking.relevance_label(h.relevance),
+                "match_layer": h.match_layer,
+                "evidence": _evidence(h),
+                "new": h.id in self.new,
+            }
+        return list(out.values())
 
 
 @dataclass
@@ -157,17 +196,27 @@ def refine(
     used: set[str] = {stem(fold(w)) for w in words(base)}
     query, proposed_by, note = base, "question", ""
     stopped = f"{max_rounds} round{'s' if max_rounds != 1 else ''}"
+    searched = [filters.namespace or "all"]
+    areas: list[str] = []  # namespaces the next round searches alone
+    suggested_ever: set[str] = set()
     for number in range(1, max_rounds + 1):
-        result = search(conn, request.but(query=query, max_tokens=None))
+        fresh_terms = number == 1 or query != rounds[-1].query
+        result, reach = _dispatch(conn, request.but(query=query, max_tokens=None), areas, fresh_terms)
+        searched += areas
         current = Round(number, query, result, proposed_by=proposed_by, note=note)
-        current.evaluate(conn, rounds, filters)
+        current.namespaces = ["all" if not filters.namespace else filters.namespace] if fresh_terms else []
+        current.namespaces += areas
+        current.files_searched, current.files_matched = reach
+        current.evaluate(conn, rounds, filters, searched, limit)
         rounds.append(current)
-        reason = _stop_reason(rounds, limit)
+        suggested_ever |= set(current.coverage["namespaces_suggested"])
+        reason = _stop_reason(rounds, limit, suggested_ever, searched)
         if reason:
             stopped = reason
             break
         if number == max_rounds:
             break
+        areas = current.coverage["namespaces_suggested"]
         local = _fresh(current.suggestions["terms"], used)
         proposed, proposed_by, note = local[:TERMS_PER_ROUND], "memdex", ""
         if proposer is not None:
@@ -176,14 +225,92 @@ def refine(
                 proposed, proposed_by = mine[:5] or proposed, "claude" if mine else "memdex"
             except Unavailable as exc:
                 note = f"Claude could not propose terms ({exc}); used memdex's suggestions"
-        if not proposed:
-            stopped = "nothing left to refine with: the results suggest no new terms"
+        if not proposed and not areas:
+            stopped = "nothing left to refine with: the results suggest no new terms or namespaces"
             break
-        used |= {stem(fold(w)) for t in proposed for w in words(t)}
-        # The new words go first: a question at the term limit would otherwise cut them off.
-        query = f"{' '.join(proposed)} {base}"
+        if proposed:
+            used |= {stem(fold(w)) for t in proposed for w in words(t)}
+            # The new words go first: a question at the term limit would otherwise cut them off.
+            query = f"{' '.join(proposed)} {base}"
     fused = _fuse(rounds, limit, request.max_tokens)
     return Refinement(question, rounds, stopped, fused)
+
+
+def _dispatch(
+    conn: sqlite3.Connection, request: SearchRequest, areas: list[str], everywhere: bool
+) -> tuple[SearchResult, tuple[int, int]]:
+    """One round's searches: the query everywhere its filters allow (when its terms are new),
+    then under each namespace of ``areas`` alone; their hits in that order, each once. Also
+    (files searched, files matched): documents the searches could reach, and matched."""
+    requests = [request] if everywhere else []
+    requests += [request.but(filters=replace(request.filters, namespace=ns)) for ns in areas]
+    results = [search(conn, r) for r in requests]
+    reach = [_in_scope(conn, r.filters) for r in requests]
+    searched = reach[0] if everywhere else sum(reach)  # areas lie inside "everywhere"
+    matched = results[0].documents_found or 0 if everywhere else sum(r.documents_found or 0 for r in results)
+    if len(results) == 1:
+        return results[0], (searched, matched)
+    seen = {(h.id, h.chunk_id) for h in results[0].hits}
+    hits = list(results[0].hits)
+    for extra in results[1:]:
+        for h in extra.hits:
+            if (h.id, h.chunk_id) not in seen:
+                seen.add((h.id, h.chunk_id))
+                hits.append(h)
+    first = results[0]
+    merged = replace(
+        first,
+        hits=hits,
+        found=first.found + sum(r.found for r in results[1:]) if not everywhere else first.found,
+        layers=[layer for r in results for layer in r.layers],
+        notes=list(dict.fromkeys(n for r in results for n in r.notes)),
+    )
+    if not everywhere:
+        merged.filters = {**first.filters, "namespace": areas}
+    return merged, (searched, matched)
+
+
+def _in_scope(conn: sqlite3.Connection, filters: Filters) -> int:
+    return int(conn.execute(db.query("documents_in_scope"), filters.params()).fetchone()[0])
+
+
+def _thin_or_unsearched(conn: sqlite3.Connection, found: Counter[str], searched: list[str]) -> list[str]:
+    """Namespaces the next round should search alone: those this round found thinly (fewer
+    than THIN_NAMESPACE results), then unsearched siblings of the namespaces it found (same
+    first part, no result) -- never one already searched alone."""
+    done = set(searched)
+    thin = [ns for ns, n in sorted(found.items(), key=lambda x: (x[1], x[0])) if n < ranking.THIN_NAMESPACE]
+    roots = {ns.split("/")[0] for ns in found}
+    index = [r[0] for r in conn.execute(db.query("namespaces"))]
+    siblings = sorted(ns for ns in index if ns.split("/")[0] in roots and ns not in found)
+    out = [ns for ns in dict.fromkeys([*thin, *siblings]) if ns not in done]
+    return out[: ranking.NAMESPACES_PER_ROUND]
+
+
+def _gaps(result: SearchResult, suggested: list[str], limit: int) -> dict[str, Any]:
+    "What a round left open; ``critical`` names the gaps that call for another round."
+    key = [t.text for t in parse_query(result.query).key_terms]
+    held = {
+        t["term"]
+        for h in result.hits
+        for t in [*h.why_relevant.get("terms", []), *h.why_relevant.get("synonyms", [])]
+    }
+    documents = result.found if result.documents_found is None else result.documents_found
+    gaps: dict[str, Any] = {
+        "terms_not_found": [t for t in key if t not in held],
+        "missing_areas": suggested,
+        "too_many_results": documents > ranking.TOO_MANY_PER_LIMIT * limit,
+        "too_few_results": documents < min(ENOUGH_GOOD, limit),
+    }
+    gaps["critical"] = [k for k in ("terms_not_found", "too_few_results") if gaps[k]]
+    return gaps
+
+
+def _evidence(h: Hit) -> str:
+    "A finding's evidence: its snippet (or title) on one line, at most EVIDENCE_CHARS characters."
+    text = " ".join((h.snippet or h.title).split())
+    limit = ranking.EVIDENCE_CHARS
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _fresh(terms: list[str], used: set[str]) -> list[str]:
@@ -261,7 +388,9 @@ def _terms(conn: sqlite3.Connection, result: SearchResult, docs: list[dict[str, 
     return [shown[s] for s in sorted(score, key=lambda s: (-score[s], s))][:8]
 
 
-def _stop_reason(rounds: list[Round], limit: int) -> str | None:
+def _stop_reason(
+    rounds: list[Round], limit: int, suggested: set[str] | None = None, searched: list[str] | None = None
+) -> str | None:
     last = rounds[-1]
     good = {h.id for r in rounds for h in r.result.hits if h.relevance >= GOOD_RELEVANCE}
     if len(good) >= min(ENOUGH_GOOD, limit):
@@ -274,6 +403,10 @@ def _stop_reason(rounds: list[Round], limit: int) -> str | None:
             return f"round {last.number} brought {len(last.new)} new result{plural}"
         if last.overlap > MAX_OVERLAP:
             return f"round {last.number} overlapped the previous round by {last.overlap:.0%}"
+    if last.gaps and not last.gaps["critical"] and not last.gaps["missing_areas"]:
+        return "no critical gap left"
+    if len(rounds) >= 2 and suggested and suggested <= set(searched or []):
+        return "every suggested namespace searched"
     return None
 
 

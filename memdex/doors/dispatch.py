@@ -6,6 +6,7 @@ The command line (``memdex search``, ``memdex ask``) and the MCP server both cal
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -92,12 +93,23 @@ def deliver(
     conn: sqlite3.Connection,
     outcome: Outcome,
     *,
-    output_file: str | None = None,
-    retrieve_dir: str | None = None,
+    output_file: str | bool | None = None,
+    retrieve_dir: str | bool | None = None,
     max_tokens: int | None = None,
 ) -> Outcome:
-    "Write the results file and retrieve the sources, as asked; record both in the outcome."
-    if retrieve_dir:
+    """Write the results file and retrieve the sources, as asked; record both in the outcome.
+
+    ``True`` for either means "where memdex keeps them": a new timestamped file or folder in
+    ``results/`` or ``retrieved/`` beside the index (``outputs.default_folder``)."""
+    if retrieve_dir is True:
+        from memdex.doors.outputs import default_retrieval_dir
+
+        retrieve_dir = default_retrieval_dir(conn, outcome.query)
+    if output_file is True:
+        from memdex.doors.outputs import default_folder
+
+        output_file = str(default_folder(conn, "results")) + os.sep
+    if isinstance(retrieve_dir, str) and retrieve_dir:
         from memdex.answer.passages import pack
         from memdex.doors.outputs import retrieve
 
@@ -106,7 +118,7 @@ def deliver(
         else:
             sources = pack(conn, outcome.result.hits, RETRIEVE_ALL)
         outcome.retrieved = retrieve(conn, sources, retrieve_dir, query=outcome.query, max_tokens=max_tokens)
-    if output_file:
+    if isinstance(output_file, str) and output_file:
         from memdex.doors.outputs import write_results
 
         outcome.output_file = str(write_results(conn, output_file, outcome.query, outcome.text()))

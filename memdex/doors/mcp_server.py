@@ -116,24 +116,31 @@ class Tools:
         ] = True,
         max_results: Annotated[int, Field(ge=1, le=100, description="Most results (or sources).")] = 10,
         granularity: Annotated[
-            Literal["doc", "chunk"], Field(description="One result per document, or per matching chunk.")
-        ] = "doc",
+            Literal["chat", "doc", "chunk"],
+            Field(description="One result per chat or document (doc is the same), or per matching chunk."),
+        ] = "chat",
         max_tokens: Annotated[
             int | None,
             Field(ge=1, description="Token budget: of results, or of source text for an answer."),
         ] = None,
         output_file: Annotated[
-            str | None,
+            bool | str | None,
             Field(
-                description="Also write the output as markdown here: a folder (a new timestamped file), "
-                "or a .md file that does not exist yet or that memdex wrote."
+                description="Also write the output as markdown: true, a new timestamped file in the "
+                "results folder beside the index; or a folder (a new timestamped file in it), or a "
+                ".md file that does not exist yet or that memdex wrote."
             ),
-        ] = None,
+        ] = False,
         retrieve_artifacts: Annotated[
-            bool, Field(description="Copy the files behind the results into retrieval_dir.")
+            bool,
+            Field(
+                description="Copy the files behind the results into retrieval_dir (default: a new "
+                "timestamped folder under retrieved/ beside the index)."
+            ),
         ] = False,
         retrieval_dir: Annotated[
-            str | None, Field(description="Folder for retrieve_artifacts, outside the indexed roots.")
+            str | None,
+            Field(description="Folder for retrieve_artifacts, outside the indexed roots."),
         ] = None,
         semantic: Annotated[
             bool | None,
@@ -143,16 +150,14 @@ class Tools:
         """Search memories, notes and chat archives with memdex's four-layer cascade (topics,
         topics+synonyms, content, content+synonyms), or answer a question with citations.
 
-        Each result has its id, title, path, location (lines or messages to read), size in
-        bytes and estimated tokens, its date and where that came from, the layer that found it
-        and why. A query of dates alone ("October", "May 2026", "last week", "yesterday",
-        "20 days ago", "since Monday") lists what is dated then, newest first, with `themes`:
-        the tags, topics, namespaces and platforms of that time. Read a result with
+        Each result has the spec's SearchResult fields (chat_id, title, platform, date,
+        message_count, chunk_count, total_size_bytes, estimated_tokens, has_*, matching_chunks,
+        condensed_path, match_layer, relevance_score, why_relevant) and memdex's own: id, path,
+        location (lines or messages to read), why (structured), chunks, date_source (where its
+        date came from). A query of dates alone ("October", "May 2026", "last week",
+        "yesterday", "20 days ago", "since Monday") lists what is dated then, newest first,
+        with `themes`: the tags, topics, namespaces and platforms of that time. Read a result with
         get_document(id, line_start, line_end)."""
-        if retrieve_artifacts and not retrieval_dir:
-            return error(
-                "invalid_parameter", "retrieve_artifacts needs retrieval_dir: the folder to copy into."
-            )
 
         def work(conn: sqlite3.Connection) -> dict[str, Any]:
             from memdex.doors.dispatch import deliver, run
@@ -170,7 +175,7 @@ class Tools:
                 conn,
                 outcome,
                 output_file=output_file,
-                retrieve_dir=retrieval_dir if retrieve_artifacts else None,
+                retrieve_dir=(retrieval_dir or True) if retrieve_artifacts else None,
                 max_tokens=max_tokens,
             )
             return outcome.to_dict()

@@ -43,6 +43,20 @@ def slug(text: str, limit: int = 48) -> str:
     return "-".join(words)[:limit].strip("-") or "query"
 
 
+def default_folder(conn: sqlite3.Connection, what: str) -> Path:
+    """Where results files (``what="results"``) and retrieved sources (``"retrieved"``) go
+    when no place is given: a folder beside the index, ``~/.local/share/memdex/`` by default."""
+    from memdex.store import db
+
+    path = db.path_of(conn) or db.default_db_path()
+    return path.parent / what
+
+
+def default_retrieval_dir(conn: sqlite3.Connection, query: str) -> str:
+    "A new timestamped folder for retrieved sources, under ``default_folder(conn, 'retrieved')``."
+    return str(default_folder(conn, "retrieved") / f"{now():%Y%m%d-%H%M%S}-{slug(query)}")
+
+
 def write_results(conn: sqlite3.Connection, target: str, query: str, markdown: str) -> Path:
     """Write the results as markdown: to ``target``, or, when it is a folder, to a new
     timestamped file in it. Returns the path written."""

@@ -63,7 +63,7 @@ def results_text(result: SearchResult) -> str:
                 f"{h.chat['chunk_count']} chunks" + (f" · {', '.join(signals)}" if signals else "")
             )
         lines.append(f"    read: {h.location or h.path}")
-        if len(h.matching_chunks) > 1 and result.granularity == "doc":
+        if len(h.matching_chunks) > 1 and result.granularity != "chunk":
             lines.append(f"    {len(h.matching_chunks)} matching chunks")
     if not hits:
         lines += ["", "Nothing matched. Try fewer or other words, or drop a filter."]

@@ -133,6 +133,7 @@ def _search(conn: sqlite3.Connection, request: SearchRequest) -> SearchResult:
         terms=[t.text for t in run.terms],
         granularity=request.granularity,
         found=run.found(),
+        documents_found=run.documents_found(),
         found_is_total=run.exhaustive,
         hits=hits,
         layers=run.layers,
@@ -348,6 +349,12 @@ class _Cascade:
 
     def found(self) -> int:
         return len(self.chunk_hits if self.granularity == "chunk" else self.candidates)
+
+    def documents_found(self) -> int:
+        "Documents matched, whatever the granularity: chunks of one document count once."
+        if self.granularity != "chunk":
+            return len(self.candidates)
+        return len({c.document_id for c in self.chunk_hits.values()})
 
     def settled(self) -> bool:
         "Do results that matched every key word already fill the limit? Then fusion keeps them all."

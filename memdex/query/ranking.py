@@ -147,3 +147,21 @@ def index_idf(conn: sqlite3.Connection, stems: list[str]) -> dict[str, float]:
 def fuse_rounds(rank: int, later: bool) -> float:
     "A result's share of reciprocal-rank fusion for its ``rank`` (0-based) in one round."
     return (LATER_ROUND_WEIGHT if later else 1.0) / (RRF_K + rank + 1)
+
+
+# Refinement (answer.refine): what a round counts as a thin area, a gap and a finding's label.
+# A namespace with fewer results than this in a round is thin: the next round searches it alone.
+THIN_NAMESPACE = 2
+NAMESPACES_PER_ROUND = 3  # at most this many namespaces searched alone per round
+# A round matching more documents than this many times its limit is too broad to read.
+TOO_MANY_PER_LIMIT = 10
+HIGH_RELEVANCE = 0.7  # a finding's label: high at or above this, medium at or above
+MEDIUM_RELEVANCE = 0.5  # this (the iterative-retrieval pattern's floor), low below it
+EVIDENCE_CHARS = 150  # a finding's evidence: at most this many characters
+
+
+def relevance_label(relevance: float) -> str:
+    "high, medium or low: how a finding's relevance reads."
+    if relevance >= HIGH_RELEVANCE:
+        return "high"
+    return "medium" if relevance >= MEDIUM_RELEVANCE else "low"

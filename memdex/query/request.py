@@ -16,7 +16,8 @@ from typing import Any
 from memdex.errors import InvalidParameter, QuerySyntaxError
 from memdex.query.period import narrow
 
-GRANULARITIES = ("doc", "chunk")
+GRANULARITIES = ("chat", "chunk")  # "chat": one result per document (a chat, a memory, a note)
+GRANULARITY_ALIASES = {"doc": "chat"}  # memdex's old name, kept
 MAX_RAW_CHARS = 2000
 _DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2}([T ][0-9:.]+Z?)?)?)?$")
 
@@ -78,7 +79,8 @@ class Filters:
 class SearchRequest:
     """One search: the text and every option that shapes its results.
 
-    :param granularity: ``doc`` (one hit per document) or ``chunk`` (one per matching chunk)
+    :param granularity: ``chat`` (one hit per document; ``doc`` is an alias) or ``chunk`` (one
+        per matching chunk)
     :param max_tokens: stop adding hits before their estimated tokens would pass this budget
     :param raw: treat ``query`` as an FTS5 expression (layers 1 and 3 only, no synonyms)
     :param full_text: include each hit's text (the chunk, or the whole document)
@@ -88,13 +90,18 @@ class SearchRequest:
 
     query: str
     limit: int = 10
-    granularity: str = "doc"
+    granularity: str = "chat"
     max_tokens: int | None = None
     use_synonyms: bool = True
     raw: bool = False
     filters: Filters = field(default_factory=Filters)
     full_text: bool = False
     semantic: bool | None = None
+
+    def __post_init__(self) -> None:
+        alias = GRANULARITY_ALIASES.get(self.granularity)
+        if alias:
+            object.__setattr__(self, "granularity", alias)
 
     def check(self) -> None:
         "Raise InvalidParameter (or QuerySyntaxError) naming the option that cannot be used."
@@ -105,7 +112,7 @@ class SearchRequest:
                 "Shorten it, or drop --raw."
             )
         if self.granularity not in GRANULARITIES:
-            raise InvalidParameter(f"granularity must be doc or chunk, not {self.granularity!r}.")
+            raise InvalidParameter(f"granularity must be chat (or doc) or chunk, not {self.granularity!r}.")
         if self.limit < 1:
             raise InvalidParameter(f"limit must be 1 or more, not {self.limit}.")
         if self.max_tokens is not None and self.max_tokens < 1:

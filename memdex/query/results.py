@@ -167,6 +167,9 @@ def build_hits(
             platform=doc["platform"],
         )
         hit.location = location(doc["path"], best)
+        hit.chunk_count = doc["chunk_count"]
+        if best is not None and "file" in json.loads(best["meta"] or "{}"):
+            hit.file_to_read = hit.location
         hit.chat = chat_facts(doc)
         if granularity == "chunk" and best is not None:
             hit.chunk_id, hit.heading = best["id"], best["heading"]

@@ -4,6 +4,7 @@ SELECT d.id, d.key, d.kind, d.title, d.description, d.tags, d.topics, d.namespac
     d.platform,
     coalesce(d.date, strftime('%Y-%m-%dT%H:%M:%SZ', f.mtime_ns / 1000000000, 'unixepoch')) AS date,
     CASE WHEN d.date IS NULL THEN 'mtime' ELSE d.date_source END AS date_source,
-    d.line_count, d.size_bytes, d.est_tokens, d.meta, f.path
+    d.line_count, d.size_bytes, d.est_tokens, d.meta, f.path,
+    (SELECT count(*) FROM chunks c WHERE c.document_id = d.id) AS chunk_count
 FROM documents d JOIN files f ON f.id = d.file_id
 WHERE d.id IN (SELECT value FROM json_each(:ids))

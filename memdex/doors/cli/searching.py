@@ -17,6 +17,13 @@ if TYPE_CHECKING:
     from memdex.query.request import SearchRequest
 
 
+class _Granularity(click.Choice):  # type: ignore[type-arg]
+    "chat or chunk; ``doc``, memdex's old name for chat, still works (not listed in --help)."
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return super().convert("chat" if value == "doc" else value, param, ctx)
+
+
 def search_options(f: Callable[..., Any]) -> Callable[..., Any]:
     "Options shared by every command that searches."
     options = [
@@ -30,10 +37,10 @@ def search_options(f: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--granularity",
-            type=click.Choice(["doc", "chunk"]),
-            default="doc",
+            type=_Granularity(["chat", "chunk"]),
+            default="chat",
             show_default=True,
-            help="One result per document, or per matching chunk.",
+            help="One result per chat or document (doc: the same), or per matching chunk.",
         ),
         click.option(
             "--max-tokens",
