@@ -125,8 +125,8 @@ def test_october_lists_the_six_october_documents_newest_first(
     assert sources["Rotate the deploy keys"] == "frontmatter"
     assert sources["ChatGPT keeps rewriting my SQL"] == "conversation"
     assert sources["Claude for code review"] == "conversation"  # the archive row's date
-    top = out["results"][0]["why_relevant"]
-    assert top["summary"] == (
+    top = out["results"][0]
+    assert top["why_relevant"] == top["why"]["summary"] == (
         "layer 0 (date): dated 2025-10-31, from the conversation's timestamps; in October"
     )
     text = CliRunner().invoke(cli, ["--db", str(db_path), "search", "October"]).stdout
