@@ -83,6 +83,12 @@ def test_an_mcp_client_lists_the_tools_and_reads_the_instructions(sample_db: Pat
         "retrieve_artifacts",
         "retrieval_dir",
         "semantic",
+        "platform",
+        "project",
+        "branch",
+        "namespace",
+        "since",
+        "until",
     }
     assert schema["additionalProperties"] is False and schema["required"] == ["query"]
     # written from the live index
@@ -120,6 +126,37 @@ def test_search_answer_read_and_status_in_one_session(sample_db: Path, tmp_path:
     )["calls"][0]
     assert not read["error"] and "ssh-keygen" in read["data"]["text"]
     assert read["data"]["line_start"] == top["line_start"]
+
+
+def test_filters_and_semantic_reach_the_search(db_path: Path, shared_data: Path) -> None:
+    "An agent narrows to its own project's sessions, a platform or dates, as the CLI does."
+    from memdex.ingest.pipeline import index_paths
+    from memdex.store import db
+
+    conn = db.connect(db_path)
+    index_paths(conn, [shared_data / "chats" / "codex", shared_data / "chats" / "claude-code"])
+    conn.close()
+    search = "search_knowledge_base"
+    calls: list[Call] = [
+        (search, {"query": "ollama", "mode": "search"}),
+        (search, {"query": "ollama", "mode": "search", "project": "chatbot-ui"}),
+        (search, {"query": "hook", "mode": "search", "platform": "claude-code"}),
+        (search, {"query": "hook", "mode": "search", "branch": "soph/bugfix-for-inconsistent-session-state"}),
+        (search, {"query": "ollama", "mode": "search", "until": "2024"}),
+        (search, {"query": "ollama", "mode": "search", "semantic": False}),
+        (search, {"query": "ollama", "mode": "search", "since": "soon"}),
+    ]
+    every, project, platform, branch, until, plain, bad = over_stdio(db_path, calls)["calls"]
+    assert len(every["data"]["results"]) > 1
+    assert [r["chat_id"] for r in project["data"]["results"]] == ["019a93b9-f380-7600-98ff-940e6b99603c"]
+    assert project["data"]["filters"]["project"] == "chatbot-ui"
+    assert platform["data"]["results"] and {r["platform"] for r in platform["data"]["results"]} == {
+        "claude-code"
+    }
+    assert [r["chat_id"] for r in branch["data"]["results"]] == ["198393f2-22db-477b-ac77-1825bea883ae"]
+    assert until["data"]["results"] == []
+    assert plain["data"]["semantic"]["reason"] == "turned off (--no-semantic)"
+    assert bad["error"] and "since" in json.dumps(bad["data"])
 
 
 def test_answers_come_from_claude_when_the_server_has_a_key(sample_db: Path) -> None:

@@ -126,8 +126,10 @@ def test_october_lists_the_six_october_documents_newest_first(
     assert sources["ChatGPT keeps rewriting my SQL"] == "conversation"
     assert sources["Claude for code review"] == "conversation"  # the archive row's date
     top = out["results"][0]
-    assert top["why_relevant"] == top["why"]["summary"] == (
-        "layer 0 (date): dated 2025-10-31, from the conversation's timestamps; in October"
+    assert (
+        top["why_relevant"]
+        == top["why"]["summary"]
+        == ("layer 0 (date): dated 2025-10-31, from the conversation's timestamps; in October")
     )
     text = CliRunner().invoke(cli, ["--db", str(db_path), "search", "October"]).stdout
     head, first = text.split("\n\n")[0], text.split("\n\n")[1]

@@ -146,6 +146,27 @@ class Tools:
             bool | None,
             Field(description="Search by meaning too; default: when the index has vectors (memdex embed)."),
         ] = None,
+        platform: Annotated[
+            str | None,
+            Field(description="Only chats from this platform: chatgpt, claude, gemini, claude-code, codex."),
+        ] = None,
+        project: Annotated[
+            str | None,
+            Field(
+                description="Only agent sessions run in this folder: its path, or its last part(s), "
+                "e.g. memdex."
+            ),
+        ] = None,
+        branch: Annotated[str | None, Field(description="Only agent sessions on this git branch.")] = None,
+        namespace: Annotated[
+            str | None, Field(description="Only this namespace (and those under it), e.g. decisions.")
+        ] = None,
+        since: Annotated[
+            str | None, Field(description="Only documents dated on or after YYYY[-MM[-DD]].")
+        ] = None,
+        until: Annotated[
+            str | None, Field(description="Only documents dated on or before YYYY[-MM[-DD]].")
+        ] = None,
     ) -> CallToolResult:
         """Search memories, notes and chat archives with memdex's four-layer cascade (topics,
         topics+synonyms, content, content+synonyms), or answer a question with citations.
@@ -161,14 +182,24 @@ class Tools:
 
         def work(conn: sqlite3.Connection) -> dict[str, Any]:
             from memdex.doors.dispatch import deliver, run
-            from memdex.query.request import SearchRequest
+            from memdex.query.request import Filters, SearchRequest
 
+            filters = Filters(
+                platform=platform,
+                project=project,
+                branch=branch,
+                namespace=namespace,
+                since=since,
+                until=until,
+            )
             request = SearchRequest(
                 query,
                 limit=max_results,
                 granularity=granularity,
                 max_tokens=max_tokens,
                 use_synonyms=use_synonyms,
+                filters=filters,
+                semantic=semantic,
             )
             outcome = run(conn, request, mode=mode)
             deliver(
