@@ -26,7 +26,7 @@ import re
 from typing import Any
 
 from memdex.ingest.base import SNIFF_BYTES
-from memdex.ingest.chat import first_words
+from memdex.ingest.chat import Conversation, first_words
 from memdex.ingest.sessions import (
     TEXT_BYTES,
     Line,
@@ -200,7 +200,7 @@ class ClaudeCodeReader(SessionReader):
         if meta.get("subagent") and not record.get("isSidechain"):
             meta.pop("subagent", None)  # sidechains inside a session file, not a subagent's own
 
-    def conversation(self, fallback_id: str) -> Any:
+    def conversation(self, fallback_id: str) -> Conversation:
         conv = super().conversation(fallback_id)
         if self.meta.get("subagent"):
             agent = self.meta.get("agent_id") or fallback_id.removeprefix("agent-")
