@@ -518,13 +518,12 @@ class _Run:
         )
         # Not the file's SHA-256 (that would read it all): a hash chained from the last one.
         sha = hashlib.sha256(stored.sha256.encode() + data).hexdigest()
-        write = partial(self.writer.append, root.id, stored, found, sha, appended, new_tail)
         if appended.offset == tail.offset:  # only a line still being written: nothing yet
             self.report.unchanged += 1
             return True
         # Written now, not queued: if the document is not there to add to, read it whole.
         self.flush()
-        if not write():
+        if not self.writer.append(root.id, stored, found, sha, appended, new_tail):
             return False
         self.writer.commit()
         self.report.updated += 1
