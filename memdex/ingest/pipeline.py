@@ -420,7 +420,10 @@ class _Run:
             return
         try:
             with open(found.path, "rb") as f:
-                data = f.read(limit + 1)
+                # Sized by the stat: read(limit + 1) allocates 5 MB for every small file.
+                data = f.read(min(found.size, limit) + 1)
+                if len(data) > found.size:  # it grew since the stat: read on, to the limit
+                    data += f.read(limit + 1 - len(data))
         except OSError as exc:  # permissions can be fixed without touching the file: re-check next run
             self._skip(root, found, f"cannot read file: {exc.strerror}", remember_stat=False)
             return

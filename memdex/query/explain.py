@@ -9,6 +9,7 @@ shown, never on the size of the corpus.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,15 @@ class Explainer:
         self.phrases = {id(t): phrase_stems(t) for term in self.terms for t in [term, *term.synonyms]}
         self.marked = {s for p in self.phrases.values() for s in p}
         self.prefixes = {prefix(s) for s in self.marked}
+        # The words (as WORD splits text) that may fold to one of the prefixes: those opening
+        # with it in either case (which also takes a few past ASCII, such as the Kelvin sign
+        # for k: more to test, none missed), and those with a character past ASCII in their
+        # first two, which folding may change. Only these are folded and stemmed, not the
+        # hundreds of words of a long abstract.
+        alternatives = "|".join(sorted(map(re.escape, self.prefixes)))
+        self._openings = re.compile(
+            rf"(?<![^\W_])(?:(?i:{alternatives})|[^\W_\x00-\x7f]|[^\W_][^\W_\x00-\x7f])[^\W_]*"
+        )
 
     def tokens(self, *texts: str) -> list[str]:
         "Stemmed tokens of some texts as FTS5 indexes them; words that cannot match are ''."
@@ -138,29 +148,51 @@ class Explainer:
 
     def snippet(self, text: str) -> str:
         "About SNIPPET_WORDS words around the densest run of matches, the matches marked «so»."
-        spans = []
-        for m in WORD.finditer(text):
-            word = fold(m.group())
-            spans.append((m.start(), m.end(), stem(word) if prefix(word) in self.prefixes else ""))
+        spans = [m.span() for m in WORD.finditer(text)]
         if not spans:
             return ""
-        hits = [i for i, (_, _, s) in enumerate(spans) if s in self.marked]
+        marked = self._marked_words(text, spans)  # word index -> its stem, for the matches
+        hits = sorted(marked)
         start = 0
         if hits:
+            # The first window of SNIPPET_WORDS words holding the most distinct matched stems,
+            # slid over the matches (each enters and leaves the window once).
             best, best_count = hits[0], 0
-            for i in hits:
-                window = {spans[j][2] for j in hits if i <= j < i + SNIPPET_WORDS}
-                if len(window) > best_count:
-                    best, best_count = i, len(window)
+            in_window: dict[str, int] = {}
+            right = 0
+            for left, i in enumerate(hits):
+                while right < len(hits) and hits[right] < i + SNIPPET_WORDS:
+                    key = marked[hits[right]]
+                    in_window[key] = in_window.get(key, 0) + 1
+                    right += 1
+                if len(in_window) > best_count:
+                    best, best_count = i, len(in_window)
+                key = marked[hits[left]]
+                in_window[key] -= 1
+                if not in_window[key]:
+                    del in_window[key]
             start = max(0, best - 4)
         end = min(len(spans), start + SNIPPET_WORDS)
         out = []
         cursor = spans[start][0]
         for i in range(start, end):
-            s, e, st = spans[i]
+            s, e = spans[i]
             out.append(text[cursor:s])
             word = text[s:e]
-            out.append(f"{MARK_OPEN}{word}{MARK_CLOSE}" if st in self.marked else word)
+            out.append(f"{MARK_OPEN}{word}{MARK_CLOSE}" if i in marked else word)
             cursor = e
         body = " ".join("".join(out).split())
         return ("…" if start > 0 else "") + body + ("…" if end < len(spans) else "")
+
+    def _marked_words(self, text: str, spans: list[tuple[int, int]]) -> dict[int, str]:
+        "The words of ``text`` (by index in ``spans``) whose stem is a query stem, with that stem."
+        found: dict[int, str] = {}
+        if not self.prefixes:
+            return found
+        index = {s: i for i, (s, _) in enumerate(spans)}
+        for m in self._openings.finditer(text):
+            raw = m.group()
+            word = raw.lower() if raw.isascii() else fold(raw)
+            if prefix(word) in self.prefixes and (st := stem(word)) in self.marked:
+                found[index[m.start()]] = st
+        return found
