@@ -171,7 +171,7 @@ class _Cascade:
     # -- running the layers ------------------------------------------------------------
     def _run_layer(self, layer: int, match: str, mode: str, limit: int, name: str = "") -> list[sqlite3.Row]:
         name = name or ("layer_topics" if layer <= 2 else "layer_content")
-        if self.unfiltered and name in ("layer_content", "layer_bodies"):
+        if self.unfiltered and name in ("layer_topics", "layer_content", "layer_bodies"):
             name += "_unfiltered"
         params = {**self.params, "match": match, "limit": limit}
         sql = db.query(name)

@@ -9,8 +9,8 @@ shown, never on the size of the corpus.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from memdex.query.ranking import LAYER_NAMES, MEANING_LAYER, SYNONYM_COVERAGE, SYNONYM_WEIGHT
@@ -47,15 +47,6 @@ class Explainer:
         self.phrases = {id(t): phrase_stems(t) for term in self.terms for t in [term, *term.synonyms]}
         self.marked = {s for p in self.phrases.values() for s in p}
         self.prefixes = {prefix(s) for s in self.marked}
-        # The words (as WORD splits text) that may fold to one of the prefixes: those opening
-        # with it in either case (which also takes a few past ASCII, such as the Kelvin sign
-        # for k: more to test, none missed), and those with a character past ASCII in their
-        # first two, which folding may change. Only these are folded and stemmed, not the
-        # hundreds of words of a long abstract.
-        alternatives = "|".join(sorted(map(re.escape, self.prefixes)))
-        self._openings = re.compile(
-            rf"(?<![^\W_])(?:(?i:{alternatives})|[^\W_\x00-\x7f]|[^\W_][^\W_\x00-\x7f])[^\W_]*"
-        )
 
     def tokens(self, *texts: str) -> list[str]:
         "Stemmed tokens of some texts as FTS5 indexes them; words that cannot match are ''."
@@ -148,10 +139,14 @@ class Explainer:
 
     def snippet(self, text: str) -> str:
         "About SNIPPET_WORDS words around the densest run of matches, the matches marked «so»."
-        spans = [m.span() for m in WORD.finditer(text)]
-        if not spans:
+        words = WORD.findall(text)
+        if not words:
             return ""
-        marked = self._marked_words(text, spans)  # word index -> its stem, for the matches
+        if text.isascii():  # lower case keeps every offset: the words split the same
+            folded = WORD.findall(text.lower())
+        else:
+            folded = [fold(w) for w in words]
+        marked = self._marked_words(folded)  # word index -> its stem, for the matches
         hits = sorted(marked)
         start = 0
         if hits:
@@ -172,27 +167,23 @@ class Explainer:
                 if not in_window[key]:
                     del in_window[key]
             start = max(0, best - 4)
-        end = min(len(spans), start + SNIPPET_WORDS)
+        end = min(len(words), start + SNIPPET_WORDS)
+        window = list(islice(WORD.finditer(text), start, end))  # skipped in C, not word by word
         out = []
-        cursor = spans[start][0]
-        for i in range(start, end):
-            s, e = spans[i]
-            out.append(text[cursor:s])
-            word = text[s:e]
-            out.append(f"{MARK_OPEN}{word}{MARK_CLOSE}" if i in marked else word)
-            cursor = e
+        cursor = window[0].start()
+        for i, m in enumerate(window, start):
+            out.append(text[cursor : m.start()])
+            out.append(f"{MARK_OPEN}{m.group()}{MARK_CLOSE}" if i in marked else m.group())
+            cursor = m.end()
         body = " ".join("".join(out).split())
-        return ("…" if start > 0 else "") + body + ("…" if end < len(spans) else "")
+        return ("…" if start > 0 else "") + body + ("…" if end < len(words) else "")
 
-    def _marked_words(self, text: str, spans: list[tuple[int, int]]) -> dict[int, str]:
-        "The words of ``text`` (by index in ``spans``) whose stem is a query stem, with that stem."
-        found: dict[int, str] = {}
-        if not self.prefixes:
-            return found
-        index = {s: i for i, (s, _) in enumerate(spans)}
-        for m in self._openings.finditer(text):
-            raw = m.group()
-            word = raw.lower() if raw.isascii() else fold(raw)
-            if prefix(word) in self.prefixes and (st := stem(word)) in self.marked:
-                found[index[m.start()]] = st
+    def _marked_words(self, folded: list[str]) -> dict[int, str]:
+        "Which of the folded words (by index) have a query stem, and that stem."
+        prefixes, marked = self.prefixes, self.marked
+        found = {}
+        for i in [i for i, w in enumerate(folded) if w[:2] in prefixes]:  # most words drop here
+            st = stem(folded[i])
+            if st in marked:
+                found[i] = st
         return found
