@@ -97,7 +97,7 @@ def parsed_structure(source: str) -> Structure:
 # What can hide a heading or hold code: a fence (``` or ~~~) anywhere, a line opening an HTML
 # block, a "#" line indented 1-3 spaces (inside a list item it is the item's, not the
 # document's), and NUL, which markdown-it rewrites. A text with none of these -- most notes --
-# is read without markdown-it (a third of the time of indexing them): its headings are exactly
+# is read without markdown-it (an eighth of the time of indexing them): its headings are exactly
 # the lines that start with "#", read as markdown-it reads them (test_markdown_structure.py
 # holds the two readings equal).
 _NOT_PLAIN = re.compile(r"```|~~~|\x00|^ {0,3}<|^ {1,3}#", re.MULTILINE)
