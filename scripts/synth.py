@@ -7,6 +7,7 @@ note and conversation carries planted terms (``zqplant<N>``) that benchmarks sea
 Examples:
 
     python scripts/synth.py notes /tmp/notes --count 2000
+    python scripts/synth.py memories /tmp/memories --count 2000
     python scripts/synth.py chats /tmp/chats --count 5000
 """
 
@@ -109,6 +110,70 @@ def write_notes(folder: Path, count: int, seed: int = 7) -> list[Path]:
             f"---\nid: m-{i:06d}\ntype: {TYPES[i % 3]}\nnamespace: {namespace}\n"
             f'created: 2025-{1 + i % 12:02d}-{day:02d}T10:00:00Z\ntitle: "{title}"\n'
             f"tags: [{', '.join(tags)}]\n---\n\n# {title}\n\n{_paragraph(rng)}\n\n{sections}\n",
+            encoding="utf-8",
+        )
+        paths.append(path)
+    return paths
+
+
+SOURCE_TYPES = ("user_explicit", "inferred", "observed", "imported")
+AGENTS = ("claude-opus-4", "claude-sonnet-4", "claude-3-opus")
+
+
+def _stamp(rng: random.Random) -> str:
+    return (
+        f"2025-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+        f"T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:00Z"
+    )
+
+
+def write_memories(folder: Path, count: int, seed: int = 13) -> list[Path]:
+    """``count`` mnemonic-style memories: the rich frontmatter of MIF level 3 (aliases,
+    temporal decay, provenance, citations, extensions) over a short body with a list."""
+    rng = random.Random(seed)
+    pick = vocabulary().pick
+    paths = []
+    for i in range(count):
+        namespace = NAMESPACES[i % len(NAMESPACES)]
+        path = folder / namespace / f"{i:06d}-{'-'.join(pick(rng, 3))}.memory.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        title = f"{_sentence(rng, 4)[:-1]} zqplant{i}"
+        created, modified = sorted([_stamp(rng), _stamp(rng)])
+        tags = "".join(f"\n  - {t}" for t in sorted(set(pick(rng, rng.randint(2, 5)))))
+        aliases = "".join(f'\n  - "{_sentence(rng, 3)[:-1]}"' for _ in range(rng.randint(1, 2)))
+        citations = "".join(
+            f'\n  - type: documentation\n    title: "{_sentence(rng, 4)[:-1]}"\n'
+            f"    url: https://docs.example.org/{'/'.join(pick(rng, 2))}\n"
+            f"    relevance: {rng.randint(50, 99) / 100}"
+            for _ in range(rng.randint(0, 1))
+        )
+        frontmatter = (
+            f"id: {rng.getrandbits(128):032x}\ntype: {TYPES[i % 3]}\nnamespace: {namespace}\n"
+            f'created: {created}\nmodified: {modified}\ntitle: "{title}"\ntags:{tags}\n'
+            f"aliases:{aliases}\n"
+            f"temporal:\n  valid_from: {created}\n  valid_until: null\n  recorded_at: {created}\n"
+            f"  ttl: P{rng.choice((30, 90, 365))}D\n  decay:\n    model: exponential\n"
+            f"    halfLife: P30D\n    currentStrength: {rng.randint(10, 99) / 100}\n"
+            f"    last_reinforced: {modified}\n  access_count: {rng.randint(0, 40)}\n"
+            f"  last_accessed: {modified}\n"
+            f"provenance:\n  source_type: {rng.choice(SOURCE_TYPES)}\n"
+            f"  source_ref: conversation:conv-{created[:10]}-{rng.randint(1, 999):03d}\n"
+            f"  agent: {rng.choice(AGENTS)}\n  confidence: {rng.randint(50, 99) / 100}\n"
+            f"  trust_level: {rng.choice(('user_stated', 'verified', 'inferred'))}\n"
+            + (f"citations:{citations}\n" if citations else "")
+            + f"extensions:\n  subcog:\n    domain: {namespace.split('/')[1]}\n"
+            f'    hash: "sha256:{rng.getrandbits(160):040x}"\n'
+        )
+        bullets = "\n".join(
+            f"- **{pick(rng, 1)[0]}**: {_sentence(rng, rng.randint(4, 8))}" for _ in range(rng.randint(2, 3))
+        )
+        sections = "\n\n".join(
+            f"## {_sentence(rng, 2)[:-1]}\n\n{_sentence(rng, rng.randint(8, 16))}"
+            for _ in range(rng.randint(0, 1))
+        )
+        path.write_text(
+            f"---\n{frontmatter}---\n\n# {title}\n\n{_sentence(rng, rng.randint(8, 16))}\n\n"
+            f"## Details\n\n{bullets}\n\n{sections}\n",
             encoding="utf-8",
         )
         paths.append(path)
@@ -230,6 +295,20 @@ def notes(folder: Path, count: int, seed: int) -> None:
         python scripts/synth.py notes /tmp/notes --count 2000
     """
     click.echo(f"wrote {len(write_notes(folder, count, seed))} notes under {folder}")
+
+
+@cli.command()
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--count", default=2000, show_default=True)
+@click.option("--seed", default=13, show_default=True)
+def memories(folder: Path, count: int, seed: int) -> None:
+    """mnemonic-style memories: rich MIF frontmatter, short bodies, planted terms.
+
+    Example:
+
+        python scripts/synth.py memories /tmp/memories --count 2000
+    """
+    click.echo(f"wrote {len(write_memories(folder, count, seed))} memories under {folder}")
 
 
 @cli.command()

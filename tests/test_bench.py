@@ -81,6 +81,42 @@ def test_report_writes_tables_and_plots(scale_result, tmp_path):
         assert (tmp_path / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_floors_measure_memdex_beside_both_floors_and_report_them(tmp_path):
+    data = json.loads(
+        run_script(str(SCRIPTS / "bench.py"), "floors", "--notes", "60", "--questions", "5", "--runs", "1")
+    )
+    index, questions, size = data["index"], data["questions"], data["database"]
+    assert index["notes"] == 60 and questions["questions"] == 5
+    for part, name in ((index, "memdex index"), (questions, "memdex search --batch")):
+        assert part["floor"]["median_s"] > 0 and part[name]["median_s"] > 0
+        assert part["ratio_to_floor"][name] > 0 and part["ratio_to_floor"][name + " (cpu)"] > 0
+    assert "qmd collection add" in index if data["qmd"] else "qmd collection add" not in index
+    by_table = size["memdex_bytes_per_note_by_table"]
+    assert {"documents", "chunks", "chunks_fts", "bodies_fts", "documents_fts"} <= set(by_table)
+    assert size["memdex_bytes_per_note"] > size["floor_bytes_per_note"] > 0
+    results = tmp_path / "benchmarks"
+    results.mkdir()
+    (results / "floors.json").write_text(json.dumps(data))
+    run_script(str(SCRIPTS / "bench.py"), "report", "--results", str(results))
+    text = (tmp_path / "benchmarks.md").read_text()
+    assert "## Floors: memdex beside the least the same work costs" in text
+    assert "memdex search --batch" in text and "| chunks_fts |" in text
+
+
+def test_generated_memories_are_deterministic_and_rich(tmp_path):
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        import synth
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    first = [p.read_bytes() for p in synth.write_memories(tmp_path / "a", 20)]
+    again = [p.read_bytes() for p in synth.write_memories(tmp_path / "b", 20)]
+    assert first == again
+    text = first[0].decode()
+    assert text.startswith("---\nid: ") and "temporal:\n" in text and "provenance:\n" in text
+    assert "zqplant0" in text
+
+
 def test_serena_eval_beats_the_baselines(tmp_path):
     out = json.loads(
         run_script(str(SCRIPTS / "eval.py"), "--set", "serena", "--split", "dev", "--work", str(tmp_path))

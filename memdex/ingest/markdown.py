@@ -8,7 +8,7 @@ chunk's ``line_start``/``line_end`` point into the file as it is on disk.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime
+from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -16,7 +16,9 @@ import yaml
 from frontmatter.default_handlers import YAMLHandler
 
 from memdex.errors import IngestError
+from memdex.ingest import frontmatter
 from memdex.ingest.base import SourceFile
+from memdex.ingest.frontmatter import as_text
 from memdex.ingest.structure import Structure, lines_of, structure_of
 from memdex.models import Chunk, Document
 from memdex.utils import as_date
@@ -29,18 +31,6 @@ DEFAULT_CHUNK_TOKENS = 800
 _YAML = YAMLHandler()
 
 
-class _Loader(yaml.SafeLoader):
-    "SafeLoader, except that a date which is no date (2025-09-42) stays the text it is."
-
-
-def _timestamp(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
-    try:
-        return yaml.SafeLoader.construct_yaml_timestamp(loader, node)
-    except ValueError:  # one typo in a date must not cost the whole memory
-        return loader.construct_scalar(node)
-
-
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
 _BODY_DATE = re.compile(
     r"^\s*(?:[-*]\s*)?\**(?:date|created|updated|last updated|modified)\**\s*:\**\s*"
     r"(\d{4}-\d{2}-\d{2})",
@@ -52,9 +42,14 @@ _NAME_DATE = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
 def split_frontmatter(text: str) -> tuple[dict[str, Any], str, int]:
     """Return (metadata, body, line number of the body's first line).
 
-    Uses python-frontmatter's YAML handler to find and parse the block; raises IngestError
-    with the YAML problem when the block is broken, so the file is reported, not guessed at.
+    Uses python-frontmatter's YAML handler to find the block, and libyaml to parse it (see
+    ``frontmatter``); raises IngestError with the YAML problem when the block is broken, so
+    the file is reported, not guessed at.
     """
+    return _split_frontmatter(text, frontmatter.load)
+
+
+def _split_frontmatter(text: str, load: Callable[[str], Any]) -> tuple[dict[str, Any], str, int]:
     if not _YAML.detect(text):
         return {}, text, 1
     try:
@@ -72,7 +67,7 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str, int]:
         body_start += 1
     body_line = text.count("\n", 0, body_start) + 1
     try:
-        meta = _YAML.load(fm, Loader=_Loader)
+        meta = load(fm)
     except RecursionError:
         raise IngestError("broken YAML frontmatter: nested too deeply") from None
     except yaml.YAMLError as exc:
@@ -99,17 +94,6 @@ def field_value(meta: dict[str, Any], name: str) -> Any:
     return None
 
 
-def as_text(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        return value.isoformat().replace("+00:00", "Z")
-    if isinstance(value, date):
-        return value.isoformat()
-    text = str(value).strip()
-    return text or None
-
-
 def scalar_text(value: Any) -> str | None:
     "A field meant to be one value (title, description): a list or mapping there is ignored."
     return None if isinstance(value, (list, dict)) else as_text(value)
@@ -126,39 +110,6 @@ def as_list(value: Any) -> list[str]:
         if text and text not in out:
             out.append(text)
     return out
-
-
-MAX_META_VALUES = 10_000
-MAX_META_DEPTH = 32
-
-
-def jsonable(value: Any) -> Any:
-    """Frontmatter as JSON: dates become ISO strings, anything else odd becomes a string.
-
-    YAML aliases let a few hundred bytes stand for billions of values ("billion laughs"), and
-    nesting can go deeper than Python recurses: past MAX_META_VALUES values or MAX_META_DEPTH
-    levels the file is refused, not expanded.
-    """
-    budget = [MAX_META_VALUES]
-
-    def convert(item: Any, depth: int) -> Any:
-        budget[0] -= 1
-        if budget[0] < 0 or depth > MAX_META_DEPTH:
-            raise IngestError(
-                f"frontmatter expands to more than {MAX_META_VALUES:,} values or {MAX_META_DEPTH} "
-                "levels (YAML aliases?); not indexed"
-            )
-        if isinstance(item, dict):
-            return {str(k): convert(v, depth + 1) for k, v in item.items()}
-        if isinstance(item, (list, tuple)):
-            return [convert(v, depth + 1) for v in item]
-        if isinstance(item, (date, datetime)):
-            return as_text(item)
-        if item is None or isinstance(item, (str, int, float, bool)):
-            return item
-        return str(item)
-
-    return convert(value, 0)
 
 
 def first_heading(body: str, shape: Structure | None = None) -> str | None:
@@ -356,8 +307,8 @@ def parse_markdown(
     max_tokens: int = DEFAULT_CHUNK_TOKENS,
 ) -> Document:
     "Read fields, title, dates and chunks of one markdown file."
-    meta, body, body_line = split_frontmatter(text)
-    meta = jsonable(meta)  # bounded before anything walks it
+    # The fields as JSON values, bounded against hostile YAML before anything walks them.
+    meta, body, body_line = _split_frontmatter(text, frontmatter.fields)
     shape = structure_of(body)  # parsed once, for the title and the chunks
     title = (
         scalar_text(field_value(meta, "title"))

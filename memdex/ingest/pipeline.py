@@ -429,10 +429,14 @@ class _Run:
             return
         try:
             with open(found.path, "rb") as f:
-                data = f.read(SNIFF_BYTES)
+                # Sized by the stat (read(limit + 1) allocates 5 MB for every small file), and
+                # only the head first: a file no kind recognises there is not read whole.
+                data = f.read(min(found.size + 1, SNIFF_BYTES))
                 if stored is None and not any(k.sniff(data) for k in candidates):
-                    return  # named like a source, is not one (a JSONL dataset): not read whole
-                data += f.read(limit + 1 - len(data))
+                    return  # named like a source, is not one (a JSONL dataset)
+                data += f.read(min(found.size, limit) + 1 - len(data))
+                if len(data) > found.size:  # it grew since the stat: read on, to the limit
+                    data += f.read(limit + 1 - len(data))
         except OSError as exc:  # permissions can be fixed without touching the file: re-check next run
             self._skip(root, found, f"cannot read file: {exc.strerror}", remember_stat=False)
             return

@@ -158,7 +158,10 @@ class _Cascade:
         self.request = request
         self.limit = request.limit
         self.granularity = request.granularity
-        self.params = {**_filter_params(request, parsed), **bm25_params()}
+        filters = _filter_params(request, parsed)
+        self.params = {**filters, **bm25_params()}
+        # No filter: the content layers may rank before they look rows up (*_unfiltered.sql).
+        self.unfiltered = all(value is None for value in filters.values())
         self.terms: list[Term] = list(parsed.key_terms)
         if request.use_synonyms and self.terms:
             self.terms = synonyms.expand(conn, self.terms)
@@ -174,6 +177,8 @@ class _Cascade:
     # -- running the layers ------------------------------------------------------------
     def _run_layer(self, layer: int, match: str, mode: str, limit: int, name: str = "") -> list[sqlite3.Row]:
         name = name or ("layer_topics" if layer <= 2 else "layer_content")
+        if self.unfiltered and name in ("layer_topics", "layer_content", "layer_bodies"):
+            name += "_unfiltered"
         params = {**self.params, "match": match, "limit": limit}
         sql = db.query(name)
         started = time.perf_counter()

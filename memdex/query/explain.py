@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from memdex.query.ranking import LAYER_NAMES, MEANING_LAYER, SYNONYM_COVERAGE, SYNONYM_WEIGHT
@@ -138,29 +139,51 @@ class Explainer:
 
     def snippet(self, text: str) -> str:
         "About SNIPPET_WORDS words around the densest run of matches, the matches marked «so»."
-        spans = []
-        for m in WORD.finditer(text):
-            word = fold(m.group())
-            spans.append((m.start(), m.end(), stem(word) if prefix(word) in self.prefixes else ""))
-        if not spans:
+        words = WORD.findall(text)
+        if not words:
             return ""
-        hits = [i for i, (_, _, s) in enumerate(spans) if s in self.marked]
+        if text.isascii():  # lower case keeps every offset: the words split the same
+            folded = WORD.findall(text.lower())
+        else:
+            folded = [fold(w) for w in words]
+        marked = self._marked_words(folded)  # word index -> its stem, for the matches
+        hits = sorted(marked)
         start = 0
         if hits:
+            # The first window of SNIPPET_WORDS words holding the most distinct matched stems,
+            # slid over the matches (each enters and leaves the window once).
             best, best_count = hits[0], 0
-            for i in hits:
-                window = {spans[j][2] for j in hits if i <= j < i + SNIPPET_WORDS}
-                if len(window) > best_count:
-                    best, best_count = i, len(window)
+            in_window: dict[str, int] = {}
+            right = 0
+            for left, i in enumerate(hits):
+                while right < len(hits) and hits[right] < i + SNIPPET_WORDS:
+                    key = marked[hits[right]]
+                    in_window[key] = in_window.get(key, 0) + 1
+                    right += 1
+                if len(in_window) > best_count:
+                    best, best_count = i, len(in_window)
+                key = marked[hits[left]]
+                in_window[key] -= 1
+                if not in_window[key]:
+                    del in_window[key]
             start = max(0, best - 4)
-        end = min(len(spans), start + SNIPPET_WORDS)
+        end = min(len(words), start + SNIPPET_WORDS)
+        window = list(islice(WORD.finditer(text), start, end))  # skipped in C, not word by word
         out = []
-        cursor = spans[start][0]
-        for i in range(start, end):
-            s, e, st = spans[i]
-            out.append(text[cursor:s])
-            word = text[s:e]
-            out.append(f"{MARK_OPEN}{word}{MARK_CLOSE}" if st in self.marked else word)
-            cursor = e
+        cursor = window[0].start()
+        for i, m in enumerate(window, start):
+            out.append(text[cursor : m.start()])
+            out.append(f"{MARK_OPEN}{m.group()}{MARK_CLOSE}" if i in marked else m.group())
+            cursor = m.end()
         body = " ".join("".join(out).split())
-        return ("…" if start > 0 else "") + body + ("…" if end < len(spans) else "")
+        return ("…" if start > 0 else "") + body + ("…" if end < len(words) else "")
+
+    def _marked_words(self, folded: list[str]) -> dict[int, str]:
+        "Which of the folded words (by index) have a query stem, and that stem."
+        prefixes, marked = self.prefixes, self.marked
+        found = {}
+        for i in [i for i, w in enumerate(folded) if w[:2] in prefixes]:  # most words drop here
+            st = stem(folded[i])
+            if st in marked:
+                found[i] = st
+        return found

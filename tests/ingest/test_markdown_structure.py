@@ -11,10 +11,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import memdex
 from memdex.answer.extractive import sentences
-from memdex.ingest.structure import Heading, structure_of
+from memdex.ingest.structure import Heading, Structure, _plain_headings, parsed_structure, structure_of
 from memdex.serena.keywords import terms_of
 
 FRONTMATTER = "---\ntags: [fences]\n---\n"  # three lines: the body's line 0 is the file's line 4
@@ -137,3 +139,57 @@ def test_an_index_read_by_the_old_scanner_is_read_again(conn: sqlite3.Connection
     conn.execute("UPDATE roots SET ingest_version = 2")  # as an index written before issue 13 was fixed
     conn.commit()
     assert memdex.index_paths(conn, [folder]).updated == 1
+
+
+# -- the plain reading: a text with no fence or HTML block is read without markdown-it ----------
+# Pieces that make or break headings, lists, quotes, code and HTML, and whitespace that
+# markdown-it and str.strip tell apart.
+PIECES = ["#", "##", "###", "####### ", "# ", " ", "   ", "\t", "\n", "\n\n", "- ", "* ", "1. ", "> ",
+          "word", "Title", "*em*", "`", "~", "<", "<div>", "<!--", "-->", "=", "---", "\\", "\x0b",
+          "\xa0", "\x1c", "\x85", "\u2028", "\x00", "\r", "    code"]  # fmt: skip
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=40))
+def test_the_plain_reading_is_markdown_its(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    source = text.replace("\r\n", "\n").replace("\r", " ")
+    plain = _plain_headings(source)
+    if plain is not None:
+        assert Structure(plain, (), frozenset()) == parsed_structure(source)
+
+
+def test_the_plain_reading_agrees_on_every_stored_note(shared_data: Path) -> None:
+    "On the real notes in shared/ (Serena memories, mnemonic), wherever the plain reading applies."
+    read = 0
+    for path in sorted(shared_data.rglob("*.md")):
+        source = path.read_text("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", " ")
+        plain = _plain_headings(source)
+        if plain is not None:
+            read += 1
+            assert Structure(plain, (), frozenset()) == parsed_structure(source), path
+    assert read > 100
+
+
+@pytest.mark.parametrize(
+    ("text", "headings"),
+    [
+        ("# Title #\n## Part ##  \n", [(1, "Title", 0), (2, "Part", 1)]),
+        ("# Title#\n#NoSpace\n####### seven\n", [(1, "Title#", 0)]),
+        ("#\n# #\n##   \n\n### Last\n", [(3, "Last", 4)]),
+        (
+            "- item\n# After the list\n> quote\n# After the quote\n",
+            [(1, "After the list", 1), (1, "After the quote", 3)],
+        ),
+    ],
+)
+def test_plain_headings(text: str, headings: list[tuple[int, str, int]]) -> None:
+    assert _plain_headings(text) == tuple(Heading(*h) for h in headings)
+    assert structure_of(text) == parsed_structure(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["```\n# code\n```\n", "<div>\n# x\n</div>\n", "- a\n  # in the item\n", "# a\x00\n"]
+)
+def test_texts_that_need_markdown_it(text: str) -> None:
+    assert _plain_headings(text) is None

@@ -8,11 +8,13 @@ whether it can run, and why not.
 from __future__ import annotations
 
 import importlib.util
+from functools import cache
 
 EXTRA = "pip install 'memdex[semantic]'"
 REQUIRED = ("numpy", "safetensors", "tokenizers")
 
 
+@cache  # asked once per search; looking the packages up costs a millisecond each time
 def available() -> str | None:
     "None when search by meaning can run here, else why not (which package is missing)."
     missing = [name for name in REQUIRED if importlib.util.find_spec(name) is None]

@@ -1,0 +1,89 @@
+"""Snippets by the words that can match (issue 16): the same snippet, marks and window as
+reading every word of the text, which a long abstract made the costliest part of a search."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memdex.query.explain import MARK_CLOSE, MARK_OPEN, SNIPPET_WORDS, Explainer
+from memdex.query.stem import WORD, fold, prefix, stem, stems_among
+from memdex.query.terms import parse_query
+
+
+def every_word_snippet(explainer: Explainer, text: str) -> str:
+    "The snippet as it was made before: every word folded and tested, every window counted."
+    spans = []
+    for m in WORD.finditer(text):
+        word = fold(m.group())
+        spans.append((m.start(), m.end(), stem(word) if prefix(word) in explainer.prefixes else ""))
+    if not spans:
+        return ""
+    hits = [i for i, (_, _, s) in enumerate(spans) if s in explainer.marked]
+    start = 0
+    if hits:
+        best, best_count = hits[0], 0
+        for i in hits:
+            window = {spans[j][2] for j in hits if i <= j < i + SNIPPET_WORDS}
+            if len(window) > best_count:
+                best, best_count = i, len(window)
+        start = max(0, best - 4)
+    end = min(len(spans), start + SNIPPET_WORDS)
+    out, cursor = [], spans[start][0]
+    for i in range(start, end):
+        s, e, st_ = spans[i]
+        out.append(text[cursor:s])
+        out.append(f"{MARK_OPEN}{text[s:e]}{MARK_CLOSE}" if st_ in explainer.marked else text[s:e])
+        cursor = e
+    body = " ".join("".join(out).split())
+    return ("…" if start > 0 else "") + body + ("…" if end < len(spans) else "")
+
+
+# Words that fold, stem and case in every way the snippet must follow: accents, ligatures,
+# the Kelvin sign, a dotted capital I, a long s, Greek, digits and underscores.
+PIECES = ["deploy", "Deploying", "DEPLOYED", "rollback", "roll", "back", "Kelvin", "\u212aelvin", "İstanbul",
+          "ſtop", "stop", "Straße", "µg", "μg", "naïve", "Naive", "ﬁle", "file", "café", "CAFE",
+          "e\u0301x", "Ωmega", "a_b", "42nd", "über", " ", " ", ", ", ".\n", "\n\n"]  # fmt: skip
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(st.sampled_from(PIECES), max_size=80), st.lists(st.sampled_from(PIECES), min_size=1, max_size=4)
+)
+def test_snippet_and_tokens_are_those_of_every_word(text_pieces: list[str], query_pieces: list[str]) -> None:
+    terms = parse_query(" ".join(query_pieces)).key_terms
+    explainer = Explainer(terms)
+    text = "".join(text_pieces)
+    assert explainer.snippet(text) == every_word_snippet(explainer, text)
+    assert explainer.tokens(text) == stems_among(text, explainer.prefixes)
+
+
+def test_snippets_of_scifact_abstracts(shared_data: Path) -> None:
+    "Long abstracts with many matches, a few with accents and Greek: as every word made them."
+    docs = [
+        json.loads(line) for line in (shared_data / "scifact" / "corpus.jsonl").read_text().splitlines()[:400]
+    ]
+    claims = [
+        json.loads(line)["text"]
+        for line in (shared_data / "scifact" / "queries-train.jsonl").read_text().splitlines()[:40]
+    ]
+    for claim in claims:
+        explainer = Explainer(parse_query(claim).key_terms)
+        for doc in docs:
+            assert explainer.snippet(doc["text"]) == every_word_snippet(explainer, doc["text"])
+
+
+@pytest.mark.parametrize(
+    ("text", "snippet"),
+    [
+        ("We deployed it. Then the rollback.", "We «deployed» it. Then the «rollback»"),
+        ("Über die Straße, café.", "Über die «Straße», «café»"),
+        ("", ""),
+    ],
+)
+def test_marks(text: str, snippet: str) -> None:
+    assert Explainer(parse_query("deploy rollback straße cafe").key_terms).snippet(text) == snippet
