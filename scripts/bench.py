@@ -975,6 +975,15 @@ def _floors_section(data: dict) -> list[str]:
         ["table (with its indexes)", "bytes per note"],
         [[name, f"{n:,}"] for name, n in size["memdex_bytes_per_note_by_table"].items() if n >= 8],
     )
+    lines += [
+        "What the bytes buy: `documents` holds each memory's fields and its whole frontmatter",
+        "as JSON (`meta`, for filters and `--json`); `chunks` the text cut at headings, with line",
+        "numbers; `files` the path, size, mtime and hash that let a re-scan cost one `stat` per",
+        "unchanged file; `topics` the tags, aliases and keywords layer 1 matches; the three",
+        "full-text indexes (`chunks_fts`, `bodies_fts`, `documents_fts`) are what a search reads.",
+        "The floor keeps one index of title and body, and nothing to re-scan or filter by.",
+        "",
+    ]
     return lines
 
 
