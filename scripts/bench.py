@@ -735,13 +735,16 @@ for line in open(sys.argv[2], encoding="utf-8"):
 """
 
 
-def _alternate(contenders: dict[str, tuple[Callable[[], None], list[str]]], runs: int) -> dict:
+Contender = tuple[Callable[[], None], list[str], dict[str, str] | None]  # setup, command, environment
+
+
+def _alternate(contenders: dict[str, Contender], runs: int) -> dict:
     "Run each contender once per round, in turn (setup untimed); medians per contender."
     samples: dict[str, list[Sample]] = {name: [] for name in contenders}
     for _ in range(runs):
-        for name, (setup, args) in contenders.items():
+        for name, (setup, args, env) in contenders.items():
             setup()
-            samples[name].append(timed_process(args))
+            samples[name].append(timed_process(args, env))
     return {name: medians(s) for name, s in samples.items()}
 
 
@@ -783,7 +786,7 @@ def _table_bytes(db_path: Path) -> dict[str, int]:
 FTS_SHADOWS = {"data", "idx", "docsize", "config", "content"}
 
 
-def qmd_index(corpus: Path, home: Path) -> tuple[Callable[[], None], list[str], dict[str, str]] | None:
+def qmd_index(corpus: Path, home: Path) -> Contender | None:
     "qmd, where it is installed: a fresh collection of the same notes under its own cache."
     qmd = shutil.which("qmd")
     if qmd is None:
@@ -825,22 +828,22 @@ def floors(notes: int, questions: int, runs: int) -> None:
         corpus = work / "memories"
         corpus_bytes = sum(f.stat().st_size for f in synth.write_memories(corpus, notes))
         floor_db, memdex_db = work / "floor.db", work / "memdex.db"
-        contenders = {
-            "floor": (_clear(floor_db), [sys.executable, "-c", FLOOR_INDEX, str(corpus), str(floor_db)]),
+        contenders: dict[str, Contender] = {
+            "floor": (
+                _clear(floor_db),
+                [sys.executable, "-c", FLOOR_INDEX, str(corpus), str(floor_db)],
+                None,
+            ),
             "memdex index": (
                 _clear(memdex_db),
                 [*memdex_cmd, "--db", str(memdex_db), "index", "-q", str(corpus)],
+                None,
             ),
         }
         qmd = qmd_index(corpus, work / "qmd")
-        index = _alternate(contenders, runs)
         if qmd is not None:
-            setup, args, env = qmd
-            qmd_samples = []
-            for _ in range(runs):
-                setup()
-                qmd_samples.append(timed_process(args, env))
-            index["qmd collection add"] = medians(qmd_samples)
+            contenders["qmd collection add"] = qmd
+        index = _alternate(contenders, runs)
         sizes = {
             name: sum(p.stat().st_size for p in work.glob(db.name + "*"))
             for name, db in (("floor", floor_db), ("memdex", memdex_db))
@@ -861,10 +864,15 @@ def floors(notes: int, questions: int, runs: int) -> None:
         )
         search = _alternate(
             {
-                "floor": (lambda: None, [sys.executable, "-c", FLOOR_QUERY, str(sci_floor), str(batch)]),
+                "floor": (
+                    lambda: None,
+                    [sys.executable, "-c", FLOOR_QUERY, str(sci_floor), str(batch)],
+                    None,
+                ),
                 "memdex search --batch": (
                     lambda: None,
                     [*memdex_cmd, "--db", str(sci_memdex), "search", "--batch", str(batch)],
+                    None,
                 ),
             },
             runs,
@@ -1078,7 +1086,7 @@ def _floors_section(data: dict) -> list[str]:
         "FTS5 query per question (its words ORed, best 10 by bm25), all in one process. Each",
         "contender is a process timed from start to exit; runs alternate, figures are medians",
         "(CPU is user + system time, which another job on the machine inflates less).",
-        "qmd runs in the same loop where it is installed"
+        "qmd runs in the same loop, in turn with them, where it is installed"
         + ("." if data.get("qmd") else "; it was not installed on the machine that measured these."),
         "",
     ]
@@ -1108,7 +1116,7 @@ def _floors_section(data: dict) -> list[str]:
                     f"{ratio[name + ' (cpu)']:.2f}x",
                 ]
             )
-    lines += _table(["", "floor", "memdex", "memdex / floor", "CPU / floor's CPU"], rows)
+    lines += _table(["", "floor", "it", "it / floor", "its CPU / floor's CPU"], rows)
     lines += [
         f"Database per note: memdex {size['memdex_bytes_per_note']:,} bytes, the floor "
         f"{size['floor_bytes_per_note']:,} ({size['ratio_to_floor']}x). What memdex keeps, per note:",
@@ -1118,6 +1126,15 @@ def _floors_section(data: dict) -> list[str]:
         ["table (with its indexes)", "bytes per note"],
         [[name, f"{n:,}"] for name, n in size["memdex_bytes_per_note_by_table"].items() if n >= 8],
     )
+    lines += [
+        "What the bytes buy: `documents` holds each memory's fields and its whole frontmatter",
+        "as JSON (`meta`, for filters and `--json`); `chunks` the text cut at headings, with line",
+        "numbers; `files` the path, size, mtime and hash that let a re-scan cost one `stat` per",
+        "unchanged file; `topics` the tags, aliases and keywords layer 1 matches; the three",
+        "full-text indexes (`chunks_fts`, `bodies_fts`, `documents_fts`) are what a search reads.",
+        "The floor keeps one index of title and body, and nothing to re-scan or filter by.",
+        "",
+    ]
     return lines
 
 

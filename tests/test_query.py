@@ -297,3 +297,22 @@ def test_terms_in_most_passages_are_left_out_of_the_any_term_pass(
     # All-term layers are untouched: a note with every word still comes first.
     both = search(conn, "deploy quokka wombat", use_synonyms=False)
     assert Path(both.hits[0].path).name == "n17.md"
+
+
+@pytest.mark.parametrize("layer", ["layer_topics", "layer_content", "layer_bodies"])
+@pytest.mark.parametrize(
+    "match",
+    ['"worktree" OR "isolation" OR "hooks"', '"windows"', '"rate" OR "limit" OR "graphql" OR "frontmatter"'],
+)
+def test_unfiltered_layers_give_the_filtered_rows_in_order(
+    serena: sqlite3.Connection, layer: str, match: str
+) -> None:
+    "Issue 16: with no filter, a layer ranks before it joins; the rows and their order stay."
+    from memdex.query.ranking import bm25_params
+    from memdex.query.request import Filters
+    from memdex.store import db
+
+    params = {**Filters().params(), **bm25_params(), "match": match, "limit": 40}
+    filtered = [tuple(r) for r in serena.execute(db.query(layer), params)]
+    assert filtered
+    assert [tuple(r) for r in serena.execute(db.query(layer + "_unfiltered"), params)] == filtered

@@ -160,7 +160,7 @@ class _Cascade:
         self.granularity = request.granularity
         filters = _filter_params(request, parsed)
         self.params = {**filters, **bm25_params()}
-        # No filter: the content layers may rank before they look rows up (*_unfiltered.sql).
+        # No filter: the layers may rank their matches before they look rows up (*_unfiltered.sql).
         self.unfiltered = all(value is None for value in filters.values())
         self.terms: list[Term] = list(parsed.key_terms)
         if request.use_synonyms and self.terms:
