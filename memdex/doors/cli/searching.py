@@ -188,6 +188,7 @@ def search(
     Example:
 
         memdex search "what did we decide about the cache?" --limit 5
+        memdex search "flaky watcher test" --platform claude-code --project memdex
     """
     if batch is not None:
         from memdex.doors.batch import run_batch
