@@ -15,6 +15,7 @@ from memdex.ingest.kinds.claude_code import _messages
 from memdex.ingest.pipeline import index_paths
 from memdex.query.cascade import search
 from memdex.query.request import Filters, SearchRequest
+from memdex.store import db
 from tests.conftest import shared
 
 CLAUDE_CODE = ("chats", "claude-code")
@@ -257,11 +258,8 @@ def test_appended_lines_are_read_on_from_where_reading_stopped(
     assert [h.key for h in search(conn, "topic40").hits] == ["s-1"]
     assert json.loads(documents(conn)["s-1"]["meta"])["message_count"] == 52
 
-    fresh = sqlite3.connect(":memory:")  # the same as reading the grown file whole
-    fresh.close()
+    # the same as reading the grown file whole
     whole_db = tmp_path / "whole.db"
-    from memdex.store import db
-
     whole = db.connect(whole_db)
     index_paths(whole, [tmp_path / "projects"])
     assert text_of(conn, "s-1") == text_of(whole, "s-1")
@@ -401,8 +399,6 @@ def test_a_session_copied_whole_then_grown_equals_a_whole_read(
     shutil.copyfile(real, session)
     index_paths(conn, [root])
     assert tail_of(conn, session)["whole_size"] == first["whole_size"]  # read on
-    from memdex.store import db
-
     whole = db.connect(tmp_path / "whole.db")
     index_paths(whole, [root])
     key = "ef958aa1-0e93-49f0-bb71-150f63befcd1"
