@@ -214,14 +214,19 @@ def conversation(first: int, count: int, parent: str | None) -> list[str]:
     return lines
 
 
-def test_a_broken_line_is_reported_with_its_number_and_the_rest_indexed(
-    conn: sqlite3.Connection, tmp_path: Path
-) -> None:
+@pytest.fixture
+def session(tmp_path: Path) -> Path:
+    "Where Claude Code would write a session of the project /work/proj: projects/-work-proj/s-1.jsonl."
     folder = tmp_path / "projects" / "-work-proj"
     folder.mkdir(parents=True)
+    return folder / "s-1.jsonl"
+
+
+def test_a_broken_line_is_reported_with_its_number_and_the_rest_indexed(
+    conn: sqlite3.Connection, tmp_path: Path, session: Path
+) -> None:
     lines = conversation(0, 20, None)
     lines[7] = lines[7][:50]  # cut in the middle of the file
-    session = folder / "s-1.jsonl"
     session.write_text("\n".join(lines) + "\n")
     report = index_paths(conn, [tmp_path / "projects"])
     assert [s.path for s in report.skipped] == [f"{session}:8"]
@@ -232,11 +237,8 @@ def test_a_broken_line_is_reported_with_its_number_and_the_rest_indexed(
 
 
 def test_appended_lines_are_read_on_from_where_reading_stopped(
-    conn: sqlite3.Connection, tmp_path: Path
+    conn: sqlite3.Connection, tmp_path: Path, session: Path
 ) -> None:
-    folder = tmp_path / "projects" / "-work-proj"
-    folder.mkdir(parents=True)
-    session = folder / "s-1.jsonl"
     lines = conversation(0, 40, None)
     torn = claude_line(40, "user", "message 40 about topic40", "u39")
     session.write_text("\n".join(lines) + "\n" + torn[:30])  # the last line mid-write
@@ -267,10 +269,7 @@ def test_appended_lines_are_read_on_from_where_reading_stopped(
     whole.close()
 
 
-def test_a_rewritten_session_is_read_whole(conn: sqlite3.Connection, tmp_path: Path) -> None:
-    folder = tmp_path / "projects" / "-work-proj"
-    folder.mkdir(parents=True)
-    session = folder / "s-1.jsonl"
+def test_a_rewritten_session_is_read_whole(conn: sqlite3.Connection, tmp_path: Path, session: Path) -> None:
     session.write_text("\n".join(conversation(0, 30, None)) + "\n")
     index_paths(conn, [tmp_path / "projects"])
     lines = conversation(0, 34, None)
@@ -282,10 +281,9 @@ def test_a_rewritten_session_is_read_whole(conn: sqlite3.Connection, tmp_path: P
     assert tail_of(conn, session)["whole_size"] == session.stat().st_size
 
 
-def test_a_rewind_after_reading_reads_the_file_whole(conn: sqlite3.Connection, tmp_path: Path) -> None:
-    folder = tmp_path / "projects" / "-work-proj"
-    folder.mkdir(parents=True)
-    session = folder / "s-1.jsonl"
+def test_a_rewind_after_reading_reads_the_file_whole(
+    conn: sqlite3.Connection, tmp_path: Path, session: Path
+) -> None:
     session.write_text("\n".join(conversation(0, 30, None)) + "\n")
     index_paths(conn, [tmp_path / "projects"])
     with session.open("a") as f:  # the person edits prompt 20: a new branch from message 19
@@ -296,9 +294,7 @@ def test_a_rewind_after_reading_reads_the_file_whole(conn: sqlite3.Connection, t
     assert "quasars" in body and "topic25" not in body and "topic19" in body
 
 
-def test_tool_output_and_images_are_trimmed(conn: sqlite3.Connection, tmp_path: Path) -> None:
-    folder = tmp_path / "projects" / "-work-proj"
-    folder.mkdir(parents=True)
+def test_tool_output_and_images_are_trimmed(conn: sqlite3.Connection, tmp_path: Path, session: Path) -> None:
     huge = "\n".join(f"build line {n}: compiled module ok" for n in range(40_000))  # ~1.4 MB
     image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "A" * 500_000}}
     lines = [
@@ -326,7 +322,7 @@ def test_tool_output_and_images_are_trimmed(conn: sqlite3.Connection, tmp_path: 
         ),
         claude_line(3, "assistant", "The flux capacitor overheats because the coolant loop is open.", "u2"),
     ]
-    (folder / "s-1.jsonl").write_text("\n".join(lines) + "\n")
+    session.write_text("\n".join(lines) + "\n")
     index_paths(conn, [tmp_path / "projects"])
     doc = documents(conn)["s-1"]
     assert doc["size_bytes"] < 3_000
