@@ -400,22 +400,22 @@ def session(megabytes: float, appends: int) -> None:
         # the work itself, side by side: read on (one line) against read whole
         from memdex.ingest.pipeline import index_changes
 
+        def append_and_index(n: int, parent: str) -> tuple[str, float]:
+            "Append one line, bring the index up to date: the new parent, and how long it took."
+            with log.open("a", encoding="utf-8") as f:
+                f.write(session_line(n, parent, f"zqwork{n}"))
+            started = time.perf_counter()
+            index_changes(conn, [log])
+            return f"live{n}", time.perf_counter() - started
+
         on, whole = [], []
         for i in range(5):
-            with log.open("a", encoding="utf-8") as f:
-                f.write(session_line(1000 + i, parent, f"zqwork{i}"))
-            parent = f"live{1000 + i}"
-            started = time.perf_counter()
-            index_changes(conn, [log])
-            on.append(time.perf_counter() - started)
+            parent, seconds = append_and_index(1000 + i, parent)
+            on.append(seconds)
             conn.execute("DELETE FROM file_tails")  # no saved place: read whole
             conn.commit()
-            with log.open("a", encoding="utf-8") as f:
-                f.write(session_line(2000 + i, parent, f"zqwhole{i}"))
-            parent = f"live{2000 + i}"
-            started = time.perf_counter()
-            index_changes(conn, [log])
-            whole.append(time.perf_counter() - started)
+            parent, seconds = append_and_index(2000 + i, parent)
+            whole.append(seconds)
         size = log.stat().st_size
         conn.close()
     click.echo(
