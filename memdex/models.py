@@ -204,6 +204,9 @@ class SearchResult:
     period: dict[str, Any] | None = None
     themes: list[dict[str, Any]] = field(default_factory=list)
     documents_found: int | None = None  # documents matched (at chunk granularity, found counts chunks)
+    # "Patterns noticed": what two or more of the shown results share, as ``themes`` are
+    # counted (query/themes.py), with how many documents were shown
+    patterns: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def total_tokens(self) -> int:
@@ -224,6 +227,7 @@ class SearchResult:
             "semantic": self.semantic,
             "period": self.period,
             "themes": self.themes,
+            "patterns_noticed": self.patterns,
             "layers": [
                 {
                     "layer": r.layer,

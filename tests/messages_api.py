@@ -68,9 +68,15 @@ def answer(body: dict[str, Any], extra_citations: tuple[int, ...] = ()) -> Reply
     if tool == "next_search":
         return tool_use(body, tool, {"terms": ["truncation", "context window"]})
     sources = sources_in(body)
+    # a model groups its claims: the first two sources' under one heading, the rest under another
     details = [
-        {"text": f"{title} is one of them [{n}].", "citations": [n], "confidence": 0.8}
-        for n, title in sources[:4]
+        {
+            "text": f"{title} is one of them [{n}].",
+            "citations": [n],
+            "confidence": 0.8,
+            "category": "First findings" if i < 2 else "Other findings",
+        }
+        for i, (n, title) in enumerate(sources[:4])
     ]
     for bogus in extra_citations:
         details.append({"text": f"A claim from nowhere [{bogus}].", "citations": [bogus], "confidence": 0.9})
@@ -81,6 +87,7 @@ def answer(body: dict[str, Any], extra_citations: tuple[int, ...] = ()) -> Reply
         {
             "summary": f"The sources describe {len(sources)} related items [{first}].",
             "details": details,
+            "analysis": f"The findings agree with each other [{first}].",
             "caveats": ["Only what the sources say."],
             "why_cited": [{"source": n, "why": f"it is about {t}"} for n, t in sources[:4]],
         },

@@ -93,6 +93,22 @@ def test_timeline_questions_search_without_their_framing_words() -> None:
     assert modes.is_timeline("How did our use of ChatGPT evolve?")
     assert modes.is_timeline("timeline of the billing database decision")
     assert not modes.is_timeline("how do we rotate deploy keys")
+    assert not modes.is_timeline("search my chat history for deploy keys")
+
+
+@pytest.mark.parametrize(
+    ("text", "subject"),
+    [
+        ("CLI evolution", "CLI"),
+        ("evolution of the CLI", "of the CLI"),
+        ("history of the billing database", "of the billing database"),
+        ("deploy keys over time", "deploy keys"),
+    ],
+)
+def test_the_specs_timeline_wordings_are_timeline_answers(text: str, subject: str) -> None:
+    assert modes.is_timeline(text)
+    assert modes.detect(text) == "answer"  # a story in date order, not a list
+    assert modes.subject(text) == subject
     assert modes.subject("How did our use of ChatGPT evolve?") == "How did our use of ChatGPT ?"
     assert modes.subject("timeline") == "timeline"  # nothing else to search for
 
@@ -123,7 +139,7 @@ def test_ask_answers_from_the_chatgpt_conversations_without_a_key(sample_db: Pat
     result = ask(sample_db, QUESTION)
     assert result.exit_code == 0, result.output
     text = result.stdout
-    assert "## Summary" in text and "## Details" in text and "## Sources" in text
+    assert "## Summary" in text and "## Key findings" in text and "## Sources" in text
     assert "Extractive answer" in text and "set ANTHROPIC_API_KEY" in text
     out = ask_json(sample_db, QUESTION)
     answer = out["answer"]

@@ -84,7 +84,8 @@ def test_malformed_replies_give_a_checked_answer(sample_db: Path, fields: dict[s
     assert_citations_resolve(answer)
     assert all(0 <= d["confidence"] <= 1 for d in answer["details"])
     if fields.get("caveats") == "Only partial.":
-        assert answer["caveats"] == "Only partial." and answer["caveat_list"] == ["Only partial."]
+        # a string where a list belongs is one caveat, after memdex's own
+        assert answer["caveat_list"][-1] == "Only partial." and answer["caveats"].endswith("Only partial.")
 
 
 @pytest.mark.parametrize(

@@ -89,6 +89,7 @@ def test_an_mcp_client_lists_the_tools_and_reads_the_instructions(sample_db: Pat
         "namespace",
         "since",
         "until",
+        "min_relevance",
     }
     assert schema["additionalProperties"] is False and schema["required"] == ["query"]
     # written from the live index

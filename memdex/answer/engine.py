@@ -7,7 +7,11 @@ unknown one is dropped and named in the caveats, and a reply of the wrong shape 
 no reply. Without a key, offline, or when the API fails, the answer is extractive
 (``extractive``): the best sentences of the sources, cited the same way, saying it is
 extractive and why. Either way the layout is the same: summary, numbered details with
-inline citations [n] and a confidence each, caveats, sources, and paths to verify.
+inline citations [n] and a confidence each, grouped by category, an analysis connecting them
+(``categories``), caveats, sources with the claims each supports, and the paths to verify.
+
+Only sources of relevance 0.5 or more are sent (``ranking.SOURCE_FLOOR``), unless none
+reaches it: then the best there are go, and the caveats say so.
 """
 
 from __future__ import annotations
@@ -17,12 +21,14 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
-from memdex.answer import citations, modes
+from memdex.answer import categories, citations, modes
 from memdex.answer.claude import Claude, Settings, Unavailable
 from memdex.answer.extractive import dated, extract
 from memdex.answer.passages import DEFAULT_BUDGET, Source, pack
 from memdex.answer.prompts import ANSWER_SYSTEM, ANSWER_TOOL, answer_prompt
 from memdex.answer.refine import MAX_ROUNDS, Refinement, claude_proposer, refine
+from memdex.models import Hit
+from memdex.query import ranking
 from memdex.query.period import describe
 from memdex.query.request import SearchRequest, as_request
 from memdex.query.terms import ParsedQuery, parse_query
@@ -32,6 +38,7 @@ from memdex.query.terms import ParsedQuery, parse_query
 # chunks per source are searched for.
 CHUNKS_PER_SOURCE = 3
 NO_LLM = "the model was not asked (--no-llm)"
+WHY_CHARS = 120  # a source's why-cited quotes at most this much of the claim it supports
 
 
 @dataclass
@@ -39,9 +46,15 @@ class Detail:
     text: str
     citations: list[int]
     confidence: float  # 0-1: how well the cited sources support the claim
+    category: str | None = None  # the group it is shown in (None: a timeline's, in date order)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "citations": self.citations, "confidence": round(self.confidence, 2)}
+        return {
+            "text": self.text,
+            "citations": self.citations,
+            "confidence": round(self.confidence, 2),
+            "category": self.category,
+        }
 
 
 @dataclass
@@ -59,10 +72,27 @@ class Answer:
     period: str | None = None  # a question about a period: "October", "last week (…)"
     usage: dict[str, int] = field(default_factory=dict)
     full_text: bool = False  # include each passage's text in to_dict()
+    analysis: str = ""  # how the findings connect
+    # who grouped the details: "the model", or the sources' field (namespace, type, platform,
+    # kind) an answer without a model used; None for a timeline, in date order
+    grouped_by: str | None = None
+
+    @property
+    def verify(self) -> dict[str, Any]:
+        """Where to check the answer: the primary path -- the best-ranked source the most
+        claims rest on -- and the related paths of every other cited passage."""
+        cited = [s for s in self.sources if s.cited]
+        if not cited:
+            return {"primary": None, "related": []}
+        top = max(cited, key=lambda s: (len(s.supports), -s.n))
+        related = [loc for s in cited for loc in s.locations if loc != top.locations[0]]
+        return {"primary": top.locations[0], "related": list(dict.fromkeys(related))}
 
     @property
     def paths_to_verify(self) -> list[str]:
-        return list(dict.fromkeys(loc for s in self.sources if s.cited for loc in s.locations))
+        "The primary path, then the related ones."
+        verify = self.verify
+        return [verify["primary"], *verify["related"]] if verify["primary"] else []
 
     def to_dict(self) -> dict[str, Any]:
         "The spec's ``AnswerWithSources`` fields first, then memdex's own, then old aliases."
@@ -71,9 +101,13 @@ class Answer:
             "question": self.question,
             "summary": self.summary,
             "details": [{"n": i, **d.to_dict()} for i, d in enumerate(self.details, 1)],
+            "categories": categories.categories(self.details),
+            "analysis": self.analysis,
+            "grouped_by": self.grouped_by,
             "caveats": " ".join(self.caveats) or None,
             "sources": [s.to_dict(full_text=self.full_text) for s in self.sources],
             "verification_paths": self.paths_to_verify,
+            "verify": self.verify,
             "total_source_tokens": tokens,
             "caveat_list": self.caveats,
             "method": self.method,
@@ -96,6 +130,7 @@ def answer(
     use_llm: bool = True,
     llm_refine: bool = False,
     settings: Settings | None = None,
+    min_relevance: float | None = None,
     **options: Any,
 ) -> Answer:
     """Answer ``question`` from the index, with citations.
@@ -105,6 +140,8 @@ def answer(
 
     :param use_llm: False answers extractively without looking for a key
     :param llm_refine: Claude proposes each next round's search terms
+    :param min_relevance: send only sources with a passage of at least this relevance, unless
+        none has one (default ``ranking.SOURCE_FLOOR``, 0.5; 0 sends every source that fits)
     With ``full_text``, ``to_dict()`` includes the text of every passage sent.
     """
     request = as_request(request, options)
@@ -148,7 +185,9 @@ def answer(
     )
     if period and out.refinement.result.period is None:  # nothing dated then: its words were searched
         out.period, out.timeline = None, timeline
-    out.sources = pack(conn, out.refinement.result.hits, max_tokens or DEFAULT_BUDGET, out.timeline, limit)
+    floor = ranking.SOURCE_FLOOR if min_relevance is None else min_relevance
+    hits = out.refinement.result.hits if period else _relevant(out, out.refinement.result.hits, floor)
+    out.sources = pack(conn, hits, max_tokens or DEFAULT_BUDGET, out.timeline, limit)
     if out.period and out.sources:
         out.caveats.append(_period_coverage(out))
     if not out.sources:
@@ -163,6 +202,33 @@ def answer(
         except Unavailable as exc:
             reason = f"Claude was not available: {exc}"
     return _extractive(conn, out, reason, text)
+
+
+def _relevant(out: Answer, hits: list[Hit], floor: float) -> list[Hit]:
+    """The results worth sending: the documents with a passage of relevance ``floor`` or more.
+    When none has one, the best there are, and a caveat saying the answer rests on weak
+    matches."""
+    if floor <= 0:
+        return hits
+    # A source is a document: its relevance is its best passage's, and its other passages
+    # (the same conversation's other matching chunks) go with it.
+    relevant = {h.id for h in hits if h.relevance >= floor}
+    strong = [h for h in hits if h.id in relevant]
+    weak = len({h.id for h in hits}) - len(relevant)
+    if strong and weak:
+        out.caveats.append(
+            f"{weak} result{'s' if weak != 1 else ''} of relevance below {floor} "
+            f"{'were' if weak != 1 else 'was'} not sent: {'they match' if weak != 1 else 'it matches'} "
+            "the question only in part."
+        )
+    if not strong and hits:
+        best = max(h.relevance for h in hits)
+        out.caveats.append(
+            f"No result reached relevance {floor} (the best: {best:.2f}), so the best found were "
+            "sent: they match the question only in part; treat the answer as weak."
+        )
+        return hits
+    return strong
 
 
 def describe_period(parsed: ParsedQuery) -> str:
@@ -222,11 +288,22 @@ def _synthesise(claude: Claude, out: Answer) -> Answer:
         missing = [n for n in cited if n not in inline]
         if missing:
             text += " " + "".join(f"[{n}]" for n in missing)
-        details.append(Detail(text, cited, _confidence(item.get("confidence"))))
-    if out.timeline:  # oldest first, by the earliest source each claim cites
+        category = item.get("category")
+        category = " ".join(category.split())[:80] if isinstance(category, str) and category.strip() else None
+        details.append(Detail(text, cited, _confidence(item.get("confidence")), category))
+    if out.timeline:  # oldest first, by the earliest source each claim cites: no categories
         dates = {s.n: s.hit.own_date or "9999" for s in out.sources}
         details.sort(key=lambda d: min((dates[c] for c in d.citations), default="9999"))
+        for d in details:
+            d.category = None
+    else:
+        for d in details:
+            d.category = d.category or categories.UNFILED
+        details = categories.grouped(details)
+        out.grouped_by = "the model"
     out.details = details
+    analysis = data.get("analysis")
+    out.analysis = checked(analysis, "the analysis") if isinstance(analysis, str) else ""
     out.caveats += _strings(data.get("caveats"))
     for i, d in enumerate(details, 1):
         if not d.citations:
@@ -281,22 +358,32 @@ def _confidence(value: object) -> float:
 
 
 def _mark_cited(out: Answer, why: dict[int, str] | None = None) -> None:
+    """Mark the sources the answer cites, each with the details it supports and why it is
+    cited: what the model said it contributed, else the claim it supports, quoted."""
     uses: dict[int, list[int]] = {}
     for i, d in enumerate(out.details, 1):
         for c in d.citations:
             uses.setdefault(c, []).append(i)
     in_summary = set(citations.cited(out.summary))
     for s in out.sources:
-        s.cited = s.n in uses or s.n in in_summary
+        s.supports = uses.get(s.n, [])
+        s.cited = bool(s.supports) or s.n in in_summary
         if not s.cited:
             continue
-        if s.n in uses:
-            label = "detail" if len(uses[s.n]) == 1 else "details"
-            places = f"cited in {label} {', '.join(map(str, uses[s.n]))}"
+        if s.supports:
+            label = "detail" if len(s.supports) == 1 else "details"
+            places = f"{label} {', '.join(map(str, s.supports))}"
+            claim = out.details[s.supports[0] - 1].text
         else:
-            places = "cited in the summary"
-        said = (why or {}).get(s.n, "")
-        s.why_cited = f"{said} ({places})" if said else places
+            places, claim = "the summary", out.summary
+        said = (why or {}).get(s.n, "") or f"supports “{_claim(claim)}”"
+        s.why_cited = f"{said} ({places})"
+
+
+def _claim(text: str) -> str:
+    "A claim as a source's why-cited quotes it: without citations, at most WHY_CHARS long."
+    plain = " ".join(citations.CITATION.sub("", text).split())
+    return plain if len(plain) <= WHY_CHARS else plain[: WHY_CHARS - 1].rstrip() + "…"
 
 
 # -- without a model ----------------------------------------------------------------------------
@@ -307,10 +394,19 @@ def _extractive(conn: sqlite3.Connection, out: Answer, reason: str, query: str) 
         found = extract(conn, query, out.sources, out.timeline)
     out.summary = found.summary
     out.details = [Detail(f"{text} [{n}]", [n], conf) for text, n, conf in found.details]
+    if not out.timeline:
+        out.grouped_by = categories.by_source(out.details, out.sources)
+        out.details = categories.grouped(out.details)
+        out.analysis = categories.connections(conn, out.details, out.sources)
     out.caveats.insert(
         0,
         f"Extractive answer: no model wrote it ({reason}). Each detail is a sentence quoted as "
-        "written from its source; read the sources to judge them.",
+        "written from its source; read the sources to judge them."
+        + (
+            f" Details are grouped by their sources' {out.grouped_by}, not by topic."
+            if out.grouped_by
+            else ""
+        ),
     )
     out.method, out.reason = "extractive", reason
     _mark_cited(out)

@@ -2,8 +2,9 @@
 
 ``find``, ``search for``, ``list``, ``show`` ask for a list; questions (``what``, ``why``,
 ``how``, ``when``..., or a trailing ``?``) ask for an answer. Questions about change over
-time ("how did X evolve", "timeline of Y") are answered in date order; the words that only
-say so are taken out of what is searched.
+time ("how did X evolve", "X evolution", "evolution of X", "history of X", "X over time",
+"timeline of Y") are answered in date order; the words that only say so are taken out of
+what is searched. "X history" alone is not one: "chat history" names a thing.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ _QUESTION_START = re.compile(
 )
 _TIMELINE = re.compile(
     r"\b(how\s+(did|has|have)\b.*\b(evolve[ds]?|changed?|develop(ed)?|progress(ed)?|grow(n)?)|"
-    r"timeline|history\s+of|over\s+time|evolution\s+of|in\s+(date|chronological)\s+order|"
+    r"timeline|history\s+of|over\s+time|evolution|evolutions|in\s+(date|chronological)\s+order|"
     r"chronolog(y|ical(ly)?))\b",
     re.IGNORECASE,
 )

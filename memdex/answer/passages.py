@@ -51,6 +51,7 @@ class Source:
     passages: list[Passage] = field(default_factory=list)
     cited: bool = False
     why_cited: str = ""
+    supports: list[int] = field(default_factory=list)  # the details (1-based) that cite it
 
     @property
     def tokens(self) -> int:
@@ -82,6 +83,7 @@ class Source:
             "relevance": h.relevance,  # the old name, kept for one release
             "cited": self.cited,
             "why_cited": self.why_cited,
+            "supports": self.supports,
             "passages": [p.to_dict(full_text) for p in self.passages],
         }
 

@@ -23,8 +23,11 @@ says.
 
 Answer only from the sources. Cite each claim inline with the numbers of the sources that
 support it, like [2] or [1, 3], and list the same numbers in the claim's citations. Cite only
-source numbers that appear below. Give each claim a confidence from 0 to 1. Say in the caveats
-what the sources leave open or where they disagree. If the sources do not answer the
+source numbers that appear below. Give each claim a confidence from 0 to 1 and a category: a
+short heading that groups related claims (such as "Decision", "How it works", "Open
+problems"); use few categories. In the analysis, connect the findings: what they add up to,
+where they depend on, agree with or contradict each other, with citations. Say in the
+caveats what the sources leave open or where they disagree. If the sources do not answer the
 question, say so in the summary and give no details. Reply only by calling the answer tool."""
 
 ANSWER_TOOL: dict[str, Any] = {
@@ -42,9 +45,18 @@ ANSWER_TOOL: dict[str, Any] = {
                         "text": {"type": "string", "description": "One claim, with inline citations [n]."},
                         "citations": {"type": "array", "items": {"type": "integer"}},
                         "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                        "category": {
+                            "type": "string",
+                            "description": "A short heading grouping related claims, e.g. 'Decision'.",
+                        },
                     },
-                    "required": ["text", "citations", "confidence"],
+                    "required": ["text", "citations", "confidence", "category"],
                 },
+            },
+            "analysis": {
+                "type": "string",
+                "description": "How the findings connect: what they add up to, where they agree or "
+                "conflict, with citations [n].",
             },
             "caveats": {"type": "array", "items": {"type": "string"}},
             "why_cited": {
@@ -57,7 +69,7 @@ ANSWER_TOOL: dict[str, Any] = {
                 },
             },
         },
-        "required": ["summary", "details", "caveats"],
+        "required": ["summary", "details", "analysis", "caveats"],
     },
 }
 

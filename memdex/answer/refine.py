@@ -166,8 +166,24 @@ class Refinement:
     stopped: str
     result: SearchResult  # the fused results of every round
 
+    @property
+    def coverage(self) -> dict[str, list[str]]:
+        "The namespaces every round searched, those suggested, and those suggested, not searched."
+        searched = self.rounds[-1].coverage.get("namespaces_searched", []) if self.rounds else []
+        suggested = [ns for r in self.rounds for ns in r.coverage.get("namespaces_suggested", [])]
+        suggested = list(dict.fromkeys(suggested))
+        return {
+            "namespaces_searched": list(dict.fromkeys(searched)),
+            "namespaces_suggested": suggested,
+            "not_searched": [ns for ns in suggested if ns not in searched],
+        }
+
     def to_dict(self) -> dict[str, Any]:
-        return {"rounds": [r.to_dict() for r in self.rounds], "stopped": self.stopped}
+        return {
+            "rounds": [r.to_dict() for r in self.rounds],
+            "stopped": self.stopped,
+            "coverage": self.coverage,
+        }
 
 
 def refine(
@@ -201,7 +217,9 @@ def refine(
     suggested_ever: set[str] = set()
     for number in range(1, max_rounds + 1):
         fresh_terms = number == 1 or query != rounds[-1].query
-        result, reach = _dispatch(conn, request.but(query=query, max_tokens=None), areas, fresh_terms)
+        result, reach = _dispatch(
+            conn, request.but(query=query, max_tokens=None, patterns=False), areas, fresh_terms
+        )
         searched += areas
         current = Round(number, query, result, proposed_by=proposed_by, note=note)
         current.namespaces = ["all" if not filters.namespace else filters.namespace] if fresh_terms else []

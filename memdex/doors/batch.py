@@ -2,8 +2,10 @@
 
 Each input line is ``{"id": ..., "query": ..., <any search option>}``; each output line is
 ``{"id": ..., "query": ..., "found": N, "results": [...]}`` (with ``period`` and ``themes``
-for a query of dates alone, such as "October"), or ``{"id": ..., "error": ...}`` for a line
-that could not run. Agents and evaluations use it to avoid a process per query.
+for a query of dates alone, such as "October"; with ``patterns_noticed`` when the line asks
+``"patterns": true`` -- off by default here, where lines are read by programs), or
+``{"id": ..., "error": ...}`` for a line that could not run. Agents and evaluations use it to
+avoid a process per query.
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ def run_batch(
             yield {"id": None, "line": number, "error": f'line {number} needs a "query" string'}
             continue
         try:
-            options = {k: v for k, v in {**(defaults or {}), **item}.items() if k not in ("id", "query")}
+            given = {"patterns": False, **(defaults or {}), **item}
+            options = {k: v for k, v in given.items() if k not in ("id", "query")}
             result = search(conn, SearchRequest.from_options(item["query"], options))
         except MemdexError as exc:
             yield {"id": item.get("id"), "error": str(exc)}
@@ -53,4 +56,6 @@ def run_batch(
         reply["results"] = out["results"]
         if result.period is not None:  # a query of dates alone: the period listed, and its themes
             reply.update(period=out["period"], themes=out["themes"])
+        if result.patterns:
+            reply["patterns_noticed"] = out["patterns_noticed"]
         yield reply

@@ -59,12 +59,14 @@ def run(
     rounds: int | None = None,
     use_llm: bool = True,
     llm_refine: bool = False,
+    min_relevance: float | None = None,
     settings: Settings | None = None,
     **options: Any,
 ) -> Outcome:
     """Search or answer a request; ``mode`` is search, answer or auto (from the wording).
 
     :param rounds: refinement rounds; default 3 in answer mode, 1 (no refinement) in search mode
+    :param min_relevance: answer mode: the relevance a source needs to be sent (default 0.5)
     """
     request = as_request(request, options)
     query = request.query
@@ -75,7 +77,13 @@ def run(
         if request.raw:
             raise InvalidParameter("--raw is for search mode: an answer searches the question's own words.")
         result = answer(
-            conn, request, rounds=rounds or 3, use_llm=use_llm, llm_refine=llm_refine, settings=settings
+            conn,
+            request,
+            rounds=rounds or 3,
+            use_llm=use_llm,
+            llm_refine=llm_refine,
+            min_relevance=min_relevance,
+            settings=settings,
         )
         if result.refinement is None:  # nothing to search for: an empty result says so
             empty = search(conn, request.but(query="", max_tokens=None, full_text=False))

@@ -167,6 +167,15 @@ class Tools:
         until: Annotated[
             str | None, Field(description="Only documents dated on or before YYYY[-MM[-DD]].")
         ] = None,
+        min_relevance: Annotated[
+            float | None,
+            Field(
+                ge=0,
+                le=1,
+                description="Answer mode: send only sources this relevant, unless none is "
+                "(default 0.5; 0 sends every source that fits the budget).",
+            ),
+        ] = None,
     ) -> CallToolResult:
         """Search memories, notes and chat archives with memdex's four-layer cascade (topics,
         topics+synonyms, content, content+synonyms), or answer a question with citations.
@@ -177,7 +186,10 @@ class Tools:
         location (lines or messages to read), why (structured), chunks, date_source (where its
         date came from). A query of dates alone ("October", "May 2026", "last week",
         "yesterday", "20 days ago", "since Monday") lists what is dated then, newest first,
-        with `themes`: the tags, topics, namespaces and platforms of that time. Read a result with
+        with `themes`: the tags, topics, namespaces and platforms of that time. Every list has
+        `patterns_noticed`: what two or more of its results share. An answer has the spec's
+        AnswerWithSources fields, its details grouped by `category`, an `analysis`, and
+        `verify` (the primary path and the related ones). Read a result with
         get_document(id, line_start, line_end)."""
 
         def work(conn: sqlite3.Connection) -> dict[str, Any]:
@@ -201,7 +213,7 @@ class Tools:
                 filters=filters,
                 semantic=semantic,
             )
-            outcome = run(conn, request, mode=mode)
+            outcome = run(conn, request, mode=mode, min_relevance=min_relevance)
             deliver(
                 conn,
                 outcome,

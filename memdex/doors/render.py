@@ -67,6 +67,8 @@ def results_text(result: SearchResult) -> str:
             lines.append(f"    {len(h.matching_chunks)} matching chunks")
     if not hits:
         lines += ["", "Nothing matched. Try fewer or other words, or drop a filter."]
+    if result.patterns:
+        lines += ["", patterns_text(result.patterns)]
     return "\n".join(lines)
 
 
@@ -86,6 +88,12 @@ def _filter_text(name: str, value: Any) -> str:
 def themes_text(themes: list[dict[str, Any]]) -> str:
     "What a list is about, in one line: ``chatgpt 3 (platform) · deploy 2 (tag)``."
     return " · ".join(f"{t['term']} {t['count']} ({t['kind']})" for t in themes)
+
+
+def patterns_text(patterns: list[dict[str, Any]]) -> str:
+    "What the shown results share: ``Patterns noticed in the 10 results shown: deploy 4 (tag)…``."
+    shown = patterns[0]["of"]
+    return f"Patterns noticed in the {shown} documents shown: " + themes_text(patterns)
 
 
 def search_sql(result: SearchResult) -> str:
@@ -197,30 +205,58 @@ def source_line(hit: Hit) -> str:
 
 
 def answer_text(answer: Answer) -> str:
-    "The ANSWER layout, as markdown: summary, details, caveats, sources, paths to verify."
+    """The ANSWER layout, as markdown: summary, key findings by category, analysis, caveats,
+    sources, paths to verify and the coverage of the search."""
     lines = [f"# {answer.question}", "", "## Summary", "", answer.summary]
     if answer.details:
-        lines += ["", "## Details", ""]
-        lines += [f"{i}. {d.text} (confidence {d.confidence:.2f})" for i, d in enumerate(answer.details, 1)]
+        lines += ["", "## Key findings"]
+        if answer.grouped_by and answer.grouped_by != "the model":
+            lines += ["", f"_Grouped by the sources' {answer.grouped_by}: no model named the categories._"]
+        category: str | None = ""
+        for i, d in enumerate(answer.details, 1):
+            if d.category and d.category != category:
+                lines += ["", f"### {d.category}"]
+            category = d.category
+            lines += ([""] if i == 1 and not d.category else []) + [
+                f"{i}. {d.text} (confidence {d.confidence:.2f})"
+            ]
+    if answer.analysis:
+        lines += ["", "## Analysis", "", answer.analysis]
     if answer.caveats:
         lines += ["", "## Caveats", ""] + [f"- {c}" for c in answer.caveats]
     if answer.sources:
         lines += ["", "## Sources", ""]
     for s in answer.sources:
         h = s.hit
-        meta = source_line(h)
+        meta = " · ".join(x for x in [h.key, h.platform or h.kind, _day(h)] if x)
         lines.append(
-            f"[{s.n}] {h.title} — {meta} · id {h.id} · ~{_n(s.tokens)} tokens sent"
+            f"[{s.n}] {h.title} — {meta} · ~{_n(s.tokens)} tokens sent"
             f" · layer {h.match_layer} ({LAYER_NAMES[h.match_layer]})"
             + ("" if s.cited else " · sent, not cited")
         )
         if s.cited:
             lines.append(f"    why cited: {s.why_cited}")
         lines.append(f"    why found: {h.why_relevant['summary']}")
-    if answer.paths_to_verify:
-        lines += ["", "## Paths to verify", ""] + [f"- {p}" for p in answer.paths_to_verify]
-    lines += ["", _answer_footer(answer)]
+    verify = answer.verify
+    if verify["primary"]:
+        lines += ["", "## To verify", "", f"- Primary: {verify['primary']}"]
+        lines += [f"- Related: {p}" for p in verify["related"]]
+    coverage = _coverage_line(answer)
+    lines += ["", *([coverage] if coverage else []), _answer_footer(answer)]
     return "\n".join(lines)
+
+
+def _coverage_line(answer: Answer) -> str:
+    "Where the answer's search looked: the namespaces searched, and those suggested but not."
+    if answer.refinement is None:
+        return ""
+    cov = answer.refinement.coverage
+    line = "Coverage: searched " + (", ".join(cov["namespaces_searched"]) or "nothing")
+    if cov["not_searched"]:
+        line += " · suggested, not searched: " + ", ".join(cov["not_searched"])
+    elif cov["namespaces_suggested"]:
+        line += " · every suggested namespace searched"
+    return line + "."
 
 
 def _answer_footer(answer: Answer) -> str:

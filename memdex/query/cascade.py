@@ -38,6 +38,7 @@ from memdex.query.ranking import (
 from memdex.query.request import Filters, SearchRequest, as_request
 from memdex.query.results import Candidate, best_chunks, build_hits
 from memdex.query.terms import ParsedQuery, Term, all_of, any_of, parse_query
+from memdex.query.themes import patterns_noticed
 from memdex.store import db
 
 if TYPE_CHECKING:
@@ -66,7 +67,10 @@ def search(conn: sqlite3.Connection, request: SearchRequest | str, **options: An
     request = request.but(query=request.query.encode("utf-8", "replace").decode("utf-8"))
     request.check()
     with snapshot(conn):
-        return _search(conn, request)
+        result = _search(conn, request)
+        if request.patterns:
+            result.patterns = patterns_noticed(conn, result.hits)
+        return result
 
 
 @contextmanager

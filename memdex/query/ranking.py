@@ -158,6 +158,8 @@ TOO_MANY_PER_LIMIT = 10
 HIGH_RELEVANCE = 0.7  # a finding's label: high at or above this, medium at or above
 MEDIUM_RELEVANCE = 0.5  # this (the iterative-retrieval pattern's floor), low below it
 EVIDENCE_CHARS = 150  # a finding's evidence: at most this many characters
+# An answer sends sources of at least this relevance, unless none reaches it (answer.engine).
+SOURCE_FLOOR = MEDIUM_RELEVANCE
 
 
 def relevance_label(relevance: float) -> str:

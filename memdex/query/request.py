@@ -86,6 +86,8 @@ class SearchRequest:
     :param full_text: include each hit's text (the chunk, or the whole document)
     :param semantic: search by meaning too: True, False, or None for "when the index has
         vectors" (the ``semantic`` extra and ``memdex embed``)
+    :param patterns: say what the shown results have in common ("Patterns noticed": the tags,
+        topics, namespaces and platforms two or more of them share); one more query, ~1 ms
     """
 
     query: str
@@ -97,6 +99,7 @@ class SearchRequest:
     filters: Filters = field(default_factory=Filters)
     full_text: bool = False
     semantic: bool | None = None
+    patterns: bool = True
 
     def __post_init__(self) -> None:
         alias = GRANULARITY_ALIASES.get(self.granularity)
@@ -126,7 +129,8 @@ class SearchRequest:
     @classmethod
     def from_options(cls, query: str, options: dict[str, Any]) -> SearchRequest:
         """A request from the option names of batch lines and tool arguments: ``limit``,
-        ``granularity``, ``max_tokens``, ``raw``, ``full``, ``synonyms``, and the filters
+        ``granularity``, ``max_tokens``, ``raw``, ``full``, ``synonyms``, ``semantic``,
+        ``patterns``, and the filters
         ``namespace``, ``type``, ``scope``, ``platform``, ``project``, ``branch``, ``since``,
         ``until``, ``tag(s)``,
         ``kind(s)``. An unknown name or a value of the wrong type is an InvalidParameter."""
@@ -170,6 +174,7 @@ _OPTIONS: dict[str, type] = {
     "full": bool,
     "synonyms": bool,
     "semantic": bool,
+    "patterns": bool,
 }
 _RENAMED = {"full": "full_text", "synonyms": "use_synonyms"}
 _FILTERS: dict[str, type] = {

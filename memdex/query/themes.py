@@ -1,8 +1,9 @@
 """What a list of documents is about: the tags, topics, namespaces and platforms most of them
 share, each with how many of them have it.
 
-A period's listing shows them above its results ("what this time was about"); any other
-result list can ask the same of its documents: ``themes(conn, [hit.id for hit in hits])``.
+A period's listing shows them above its results ("what this time was about"); every other
+result list shows the same of its shown documents as "Patterns noticed"
+(:func:`patterns_noticed`).
 One named query (``schema/queries/themes.sql``) counts them, whatever the corpus size.
 """
 
@@ -14,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from memdex.models import Hit
 from memdex.store import db
 
 MAX_THEMES = 10
@@ -41,3 +43,12 @@ def themes(conn: sqlite3.Connection, document_ids: Iterable[int], limit: int = M
         return []
     params = {"ids": json.dumps(ids), "min_count": 2 if len(ids) > 1 else 1, "limit": limit}
     return [Theme(r["term"], r["count"], r["kind"]) for r in conn.execute(db.query("themes"), params)]
+
+
+def patterns_noticed(conn: sqlite3.Connection, hits: list[Hit]) -> list[dict[str, Any]]:
+    """What two or more of the shown results' documents share, each with ``of``: how many
+    documents were shown. Fewer than two documents share nothing: an empty list."""
+    ids = list(dict.fromkeys(h.id for h in hits))
+    if len(ids) < 2:
+        return []
+    return [{**t.to_dict(), "of": len(ids)} for t in themes(conn, ids)]

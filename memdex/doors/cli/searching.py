@@ -123,6 +123,11 @@ def answer_options(f: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option("--llm-refine", is_flag=True, help="Claude proposes each next round's search terms."),
         click.option(
+            "--min-relevance",
+            type=click.FloatRange(0, 1),
+            help="Answers send only sources this relevant, unless none is (default 0.5; 0 sends all that fit).",
+        ),
+        click.option(
             "--no-llm", is_flag=True, help="Answer extractively, without calling Claude even if a key is set."
         ),
         click.option(
@@ -234,6 +239,7 @@ def _run(
         rounds=kw["rounds"],
         use_llm=not kw["no_llm"],
         llm_refine=kw["llm_refine"],
+        min_relevance=kw["min_relevance"],
         settings=Settings.from_env(model=kw["model"], timeout=kw["timeout"]),
     )
     if outcome.answer is not None and not outcome.answer.sources:
