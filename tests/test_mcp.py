@@ -324,6 +324,16 @@ def test_the_specs_parameters_and_shapes(sample_db: Path, tmp_path: Path) -> Non
     assert answer["caveats"] == " ".join(answer["caveat_list"])
     assert answer["total_source_tokens"] == sum(s["tokens"] for s in answer["sources"])
     assert all(s["chat_id"] == s["key"] for s in answer["sources"])
+    # the audit's answer findings: categories, only relevant sources, what each supports
+    assert answer["categories"] and all(d["category"] for d in answer["details"])
+    assert all(s["relevance_score"] >= 0.5 for s in answer["sources"]) or any(
+        c.startswith("No result reached relevance 0.5") for c in answer["caveat_list"]
+    )
+    assert all(s["supports"] or not s["cited"] for s in answer["sources"])
+    assert answer["verification_paths"][0] == answer["verify"]["primary"]
+    assert "not_searched" in answered["data"]["refinement"]["coverage"]
+    # and Patterns noticed across a list
+    assert any(p["term"] == "chatgpt" and p["count"] >= 2 for p in data["patterns_noticed"])
 
 
 def test_without_an_index_the_server_still_starts_and_says_what_to_do(tmp_path: Path) -> None:
