@@ -95,7 +95,20 @@ def signals(messages: list[Message]) -> dict[str, bool]:
     return {f"has_{name}": bool(pattern.search(text)) for name, pattern in SIGNALS.items()}
 
 
+# Words people say in any conversation, whatever it is about: never a conversation's topic.
+# (Contractions -- "that's", "you're" -- are left out by their apostrophe.)
+SMALL_TALK = frozenset(
+    """like good back need first since really think know want going make sure yeah okay thanks
+    thank well right great just actually maybe still even something things thing lot would
+    could should might also that this with have from they them then than there here what when
+    which about into your yours been were will more most much very some such only other
+    after before again next last every being does done doing didn said says okay alright
+    let's looks look seems seem kind sort pretty quite probably definitely anyway though""".split()
+)
+
+
 def distinctive_words(messages: list[Message], n: int = TOPIC_WORDS) -> list[str]:
+    "The words said most often in a conversation (the user's count double): its topics."
     counts: Counter[str] = Counter()
     for m in messages:
         if m.role in NOT_SAID:
@@ -103,7 +116,7 @@ def distinctive_words(messages: list[Message], n: int = TOPIC_WORDS) -> list[str
         weight = 2 if m.role == "user" else 1
         for word in re.findall(r"[^\W\d_][\w'-]{3,}", m.text.lower()):
             word = word.strip("'-")
-            if len(word) >= 4 and word not in STOPWORDS:
+            if len(word) >= 4 and "'" not in word and word not in STOPWORDS and word not in SMALL_TALK:
                 counts[word] += weight
     return [w for w, c in counts.most_common(n) if c > 1]
 

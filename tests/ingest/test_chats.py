@@ -193,6 +193,13 @@ def test_signals_and_distinctive_words() -> None:
     assert distinctive_words(messages)[:2] == ["postgres", "replica"]
 
 
+def test_small_talk_is_no_topic() -> None:
+    "Patterns noticed and the topics layer show what a chat is about, not how people talk."
+    said = "I think that's good, it's like the soapstone counter. You're right, soapstone it is."
+    messages = [Message("user", said), Message("assistant", said)]
+    assert distinctive_words(messages) == ["soapstone", "counter"]
+
+
 # -- indexing and search ----------------------------------------------------------------------
 def test_all_shared_chat_samples_index(conn: sqlite3.Connection, shared_data: Path) -> None:
     report = index_paths(conn, [shared_data / "chats"])
