@@ -37,6 +37,10 @@ class SchemaError(MemdexError):
     "The database was written by a newer memdex, or is not a memdex database"
 
 
+class MigrationNeeded(SchemaError):
+    "The database was written by an older memdex, and a read-only connection may not migrate it"
+
+
 class DatabaseError(MemdexError):
     "The database cannot be opened or written (read-only, locked, disk full)"
 

@@ -10,6 +10,7 @@ helpers these tests use (kill -9 of a watcher mid-burst is in test_service.py).
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -356,3 +357,46 @@ def test_the_check_finds_a_full_text_index_out_of_step(conn: sqlite3.Connection,
     assert db.check(conn) == []
     conn.execute("INSERT INTO chunks_fts (rowid, heading, text) VALUES (987654, 'x', 'stray words')")
     assert db.check(conn) == ["chunks_fts: database disk image is malformed"]
+
+
+def test_the_first_search_after_an_upgrade_migrates_the_index(tmp_path: Path, sample_copy: Path) -> None:
+    "Searches open the index read-only; one an older memdex wrote is migrated first."
+    db_path = tmp_path / "old.db"
+    state.fresh_index(sample_copy, db_path)
+    _as_schema_3(db_path)
+    out = subprocess.run(
+        [sys.executable, "-m", "memdex", "--db", str(db_path), "search", "rerere", "--json"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["results"][0]["title"] == "Git: Rebase Conflicts"
+    conn = db.connect(db_path, readonly=True)
+    assert db.schema_version(conn) == db.latest_version()
+    conn.close()
+    conn = db.connect(db_path)  # FTS5's integrity check needs a writable connection
+    assert db.check(conn) == []
+    conn.close()
+
+
+def test_an_old_index_that_cannot_be_written_says_what_to_do(tmp_path: Path, sample_copy: Path) -> None:
+    "Without root's DAC override (util-linux setpriv), so the folder really is read-only."
+    folder = tmp_path / "media"
+    folder.mkdir()
+    db_path = folder / "old.db"
+    state.fresh_index(sample_copy, db_path)
+    _as_schema_3(db_path)
+    db_path.chmod(0o444)
+    folder.chmod(0o555)
+    prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+    try:
+        out = subprocess.run(
+            [*prefix, sys.executable, "-m", "memdex", "--db", str(db_path), "status"],
+            capture_output=True,
+            text=True,
+        )
+    finally:
+        folder.chmod(0o755)
+    assert out.returncode != 0
+    assert f"{db_path}: This index needs migrating to schema {db.latest_version()} (it is at 3)" in out.stderr
+    assert "run `memdex index` (or any memdex command) once where it can be" in out.stderr

@@ -32,7 +32,7 @@ def _reader(path: str) -> sqlite3.Connection:
     readers: dict[str, sqlite3.Connection] = getattr(_local, "readers", None) or {}
     _local.readers = readers
     if path not in readers:
-        readers[path] = db.connect(path, create=False, readonly=True)
+        readers[path] = db.connect(path, create=False, readonly=True, upgrade=True)
     return readers[path]
 
 

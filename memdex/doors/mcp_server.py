@@ -85,7 +85,7 @@ class Tools:
 
     def _run(self, work: Callable[[sqlite3.Connection], dict[str, Any]]) -> CallToolResult:
         try:
-            conn = db.connect(self.db_path, create=False, readonly=True)
+            conn = db.connect(self.db_path, create=False, readonly=True, upgrade=True)
             try:
                 return ok(work(conn))
             finally:
@@ -270,7 +270,7 @@ def instructions(db_path: Path) -> str:
         "get_document(id, line_start, line_end). index_status says what is indexed and how fresh."
     )
     try:
-        conn = db.connect(db_path, create=False, readonly=True)
+        conn = db.connect(db_path, create=False, readonly=True, upgrade=True)
     except MemdexError as exc:
         return f"memdex has no usable index at {db_path} yet ({exc}). {use}"
     try:

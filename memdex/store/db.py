@@ -16,7 +16,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from memdex.errors import DatabaseError, IndexNotFound, SchemaError
+from memdex.errors import DatabaseError, IndexNotFound, MigrationNeeded, SchemaError
 from memdex.utils import utc_stamp
 
 DB_ENV = "MEMDEX_DB"
@@ -114,14 +114,20 @@ def _strip_comments(sql: str) -> str:
 
 
 def connect(
-    path: str | os.PathLike[str] | None = None, *, create: bool = True, readonly: bool = False
+    path: str | os.PathLike[str] | None = None,
+    *,
+    create: bool = True,
+    readonly: bool = False,
+    upgrade: bool = False,
 ) -> sqlite3.Connection:
     """Open the index, creating and migrating it when ``create`` is true.
 
     The connection is in autocommit mode (``isolation_level=None``): writers open their own
     short transactions with :func:`transaction`. WAL lets readers run while a writer commits.
     ``readonly`` connections (searches) never write, so an index on read-only media, or in a
-    folder the reader may not write to, can still be searched.
+    folder the reader may not write to, can still be searched. With ``upgrade``, a read-only
+    connection to an index an older memdex wrote first migrates it, when the file can be
+    written (the first search after an upgrade); else it raises :class:`MigrationNeeded`.
     """
     db_path = resolve_db_path(path)
     if not db_path.exists():
@@ -143,7 +149,16 @@ def connect(
             conn.execute("PRAGMA synchronous = NORMAL")
         conn.row_factory = sqlite3.Row
         conn.execute("PRAGMA foreign_keys = ON")
-        migrate(conn, apply=not readonly)
+        try:
+            migrate(conn, apply=not readonly)
+        except SchemaError:
+            conn.close()
+            raise
+    except MigrationNeeded as exc:
+        if upgrade and readonly and _writable(db_path):
+            connect(db_path, create=False).close()  # migrate once, as a writer
+            return connect(db_path, create=create, readonly=True)
+        raise MigrationNeeded(f"{db_path}: {exc}") from None
     except SchemaError as exc:
         raise SchemaError(f"{db_path}: {exc}") from None
     except sqlite3.OperationalError as exc:
@@ -151,6 +166,11 @@ def connect(
     except sqlite3.DatabaseError as exc:
         raise DatabaseError(f"Cannot open {db_path} as a memdex index: {exc}") from exc
     return conn
+
+
+def _writable(db_path: Path) -> bool:
+    "Can this process write the index (and its journal files beside it)?"
+    return os.access(db_path, os.W_OK) and os.access(db_path.parent, os.W_OK)
 
 
 def _open_readonly(db_path: Path) -> sqlite3.Connection:
@@ -231,9 +251,9 @@ def migrate(conn: sqlite3.Connection, *, apply: bool = True) -> list[str]:
     if current == latest:
         return []
     if not apply:
-        raise SchemaError(
-            f"This index needs migrating to schema {latest}; open it once without read-only mode "
-            "(any `memdex index` or `memdex status` does it)."
+        raise MigrationNeeded(
+            f"This index needs migrating to schema {latest} (it is at {current}), and it cannot be "
+            "written here; run `memdex index` (or any memdex command) once where it can be."
         )
     applied = []
     with transaction(conn):

@@ -110,7 +110,7 @@ def main() -> None:
 
 
 def connect(ctx: click.Context, create: bool = True, readonly: bool = False) -> sqlite3.Connection:
-    return db.connect(ctx.obj, create=create, readonly=readonly)
+    return db.connect(ctx.obj, create=create, readonly=readonly, upgrade=True)
 
 
 def echo_json(data: Any) -> None:
