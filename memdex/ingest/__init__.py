@@ -41,7 +41,8 @@ SOURCES: dict[str, SourceKind]  # every registered kind by name, built on first 
 # Bumped whenever a parser reads the same bytes into something different; a root last read
 # by an older version is read again in full (roots.ingest_version). 2: Serena rows after a
 # blank line belong to the table above. 3: headings and fences by CommonMark (markdown-it-py).
-INGEST_VERSION = 3
+# 4: chat chunks say where each message starts (passages are cut at message boundaries).
+INGEST_VERSION = 4
 
 
 _loaded: dict[str, SourceKind] | None = None
