@@ -152,6 +152,7 @@ def chats(work: Path, split: str | None, settings: Settings, use_llm: bool) -> d
             for p in s.passages
             if "msg_start" in p.meta
             for i in range(p.meta["msg_start"], p.meta["msg_end"] + 1)
+            if i not in p.meta.get("window", {}).get("cut", [])  # a message cut short is not evidence
         }
         return wanted <= covered
 
