@@ -357,3 +357,49 @@ def _show(turn: Turn, how: str) -> str:
         kept.append(w)
     shown = " ".join(kept) + " …" if how == HEAD else "… " + " ".join(reversed(kept))
     return f"{label}: {shown}" if label else shown
+
+
+def seeds(window: Window) -> list[Window]:
+    """The window cut back to each message it was cut around, with that message's context:
+    what an answer re-packs under its own budget (``answer.passages``)."""
+    if not window.matched:
+        return [window]
+    out = []
+    for m in window.matched:
+        at = [p for p, t in enumerate(window.turns) if t.index == m]
+        lo = max(0, at[0] - ranking.WINDOW_BEFORE)
+        hi = min(len(window.turns) - 1, at[-1] + ranking.WINDOW_AFTER)
+        turns = window.turns[lo : hi + 1]
+        shown = [
+            WHOLE if t.index == m else _context(t, TAIL if p < at[0] else HEAD)
+            for p, t in enumerate(turns, lo)
+        ]
+        out.append(Window(window.chunk_id, turns, shown, window.score, [m]))
+    return out
+
+
+def merge(windows: list[Window]) -> list[Window]:
+    "Windows of one conversation, merged where they overlap or touch; a message shown whole wins."
+    shown: dict[tuple[int, int], tuple[Turn, str]] = {}
+    owner: dict[tuple[int, int], Window] = {}
+    for w in windows:
+        for t, how in zip(w.turns, w.shown, strict=True):
+            key = (t.seq, t.index)
+            if key not in shown or how == WHOLE:
+                shown[key] = (t, how)
+            owner.setdefault(key, w)
+    out: list[Window] = []
+    for key in sorted(shown):
+        t, how = shown[key]
+        last = out[-1].turns[-1] if out else None
+        if last is not None and t.index - last.index <= 1 and t.seq - last.seq <= 1:
+            out[-1].turns.append(t)
+            out[-1].shown.append(how)
+            continue
+        first = owner[key]
+        out.append(Window(first.chunk_id, [t], [how], first.score, []))
+    for w in out:
+        parts = {id(owner[(t.seq, t.index)]): owner[(t.seq, t.index)] for t in w.turns}.values()
+        w.score = max(p.score for p in parts)
+        w.matched = sorted({m for p in parts for m in p.matched if w.msg_start <= m <= w.msg_end})
+    return out
