@@ -115,19 +115,18 @@ def pack(
     chosen: dict[int, tuple[Hit, list[Passage]]] = {}
     windows: dict[int, list[Window]] = {}  # a conversation's windows sent so far
     left = budget
-    for hit, chunk in order:
+    for hit, chunk in _seeds_first(order):
         if left <= 0:
             break
         if hit.id not in chosen and max_sources is not None and len(chosen) >= max_sources:
             continue
-        if hit.passage is not None:  # a window: the budget, not a count, bounds them
-            for part in seeds(hit.passage):
-                old = windows.get(hit.id, [])
-                new = merge([*old, part])
-                cost = sum(w.est_tokens for w in new) - sum(w.est_tokens for w in old)
-                if cost <= left:
-                    windows[hit.id], left = new, left - cost
-                    chosen.setdefault(hit.id, (hit, []))
+        if isinstance(chunk, Window):  # a message and its context: the budget bounds them
+            old = windows.get(hit.id, [])
+            new = merge([*old, chunk])
+            cost = sum(w.est_tokens for w in new) - sum(w.est_tokens for w in old)
+            if cost <= left:
+                windows[hit.id], left = new, left - cost
+                chosen.setdefault(hit.id, (hit, []))
             continue
         if hit.id in chosen and len(chosen[hit.id][1]) >= MAX_PASSAGES:
             continue
@@ -148,6 +147,23 @@ def pack(
         Source(n, hit, sorted(passages, key=lambda p: (p.seq, p.meta.get("msg_start", 0))))
         for n, (hit, passages) in enumerate(picked, 1)
     ]
+
+
+def _seeds_first(order: list[tuple[Hit, sqlite3.Row]]) -> list[tuple[Hit, sqlite3.Row | Window]]:
+    """The ranked passages with each conversation window taken apart into the messages it was
+    cut around (with their context), best message first, where the first window ranked."""
+    parts = sorted(
+        ((hit, part) for hit, _ in order if hit.passage is not None for part in seeds(hit.passage)),
+        key=lambda hp: -hp[1].score,
+    )
+    out: list[tuple[Hit, sqlite3.Row | Window]] = []
+    for hit, chunk in order:
+        if hit.passage is None:
+            out.append((hit, chunk))
+        elif parts:
+            out += parts
+            parts = []
+    return out
 
 
 def _by_rank(hits: list[Hit], by_id: dict[int, sqlite3.Row]) -> list[tuple[Hit, sqlite3.Row]]:

@@ -62,6 +62,7 @@ class Window:
     shown: list[str]  # for each turn: WHOLE, HEAD or TAIL
     score: float
     matched: list[int]  # indexes of the messages it was cut around
+    scores: dict[int, float] = field(default_factory=dict)  # each of those messages' own score
 
     @property
     def text(self) -> str:
@@ -186,13 +187,18 @@ class _Conversation:
     def _window(self, run: list[int], shown: dict[int, str]) -> Window:
         units = [self.best[p] for p in run if p in self.best]
         top = max(units, key=lambda u: u.score) if units else None
-        matched = sorted({self.turns[p].index for u in units for p in u.positions if p in run})
+        scores: dict[int, float] = {}
+        for u in units:
+            for p in u.positions:
+                index = self.turns[p].index
+                scores[index] = max(scores.get(index, u.score), u.score)
         return Window(
             top.chunk_id if top else self.turns[run[0]].chunk_id,
             [self.turns[p] for p in run],
             [shown[p] for p in run],
             top.score if top else 0.0,
-            matched,
+            sorted(scores),
+            scores,
         )
 
 
@@ -374,7 +380,8 @@ def seeds(window: Window) -> list[Window]:
             WHOLE if t.index == m else _context(t, TAIL if p < at[0] else HEAD)
             for p, t in enumerate(turns, lo)
         ]
-        out.append(Window(window.chunk_id, turns, shown, window.score, [m]))
+        score = window.scores.get(m, window.score)
+        out.append(Window(window.chunk_id, turns, shown, score, [m], {m: score}))
     return out
 
 
@@ -401,5 +408,6 @@ def merge(windows: list[Window]) -> list[Window]:
     for w in out:
         parts = {id(owner[(t.seq, t.index)]): owner[(t.seq, t.index)] for t in w.turns}.values()
         w.score = max(p.score for p in parts)
+        w.scores = {m: sc for p in parts for m, sc in p.scores.items() if w.msg_start <= m <= w.msg_end}
         w.matched = sorted({m for p in parts for m in p.matched if w.msg_start <= m <= w.msg_end})
     return out
