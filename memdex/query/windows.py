@@ -389,7 +389,7 @@ def merge(windows: list[Window]) -> list[Window]:
     "Windows of one conversation, merged where they overlap or touch; a message shown whole wins."
     shown: dict[tuple[int, int], tuple[Turn, str]] = {}
     owner: dict[tuple[int, int], Window] = {}
-    for w in windows:
+    for w in sorted(windows, key=lambda w: -w.score):  # a message between two: as the better shows it
         for t, how in zip(w.turns, w.shown, strict=True):
             key = (t.seq, t.index)
             if key not in shown or how == WHOLE:
