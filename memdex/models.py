@@ -106,6 +106,9 @@ class Hit:
     date_source: str | None = None
     chunk_count: int = 0  # chunks the whole document has
     file_to_read: str = ""  # an archive's condensed chunk file; else empty: the source file
+    # At chunk granularity in a conversation: the window of messages handed out (a
+    # query.windows.Window); its text, messages and tokens are what the hit reports.
+    passage: Any = None
 
     @property
     def own_date(self) -> str | None:

@@ -279,6 +279,9 @@ def eval_scifact(
 # -- chats ----------------------------------------------------------------------------------
 CHATS = HERE / "eval_data" / "chats"
 BUDGET = 2000
+# (conversation, first message, last message, tokens, messages shown only in part): a message
+# a passage cuts short (context around a match) does not count as covered.
+Passage = tuple[str, int, int, int, frozenset[int]]
 
 
 def chat_exports(target: Path) -> dict[str, list[str]]:
@@ -351,9 +354,7 @@ def chat_exports(target: Path) -> dict[str, list[str]]:
     return order
 
 
-def chat_baseline(
-    order: dict[str, list[str]], texts: dict[str, str]
-) -> Callable[[str], list[tuple[str, int, int, int]]]:
+def chat_baseline(order: dict[str, list[str]], texts: dict[str, str]) -> Callable[[str], list[Passage]]:
     "Plain FTS5 over 8-turn chunks: (conversation, first turn, last turn, tokens), best first."
     conn = sqlite3.connect(":memory:")
     conn.execute(
@@ -365,19 +366,19 @@ def chat_baseline(
             body = "\n\n".join(texts[t] for t in ids[a : a + 8])
             conn.execute("INSERT INTO c VALUES (?, ?, ?, ?)", (conv, a, min(a + 7, len(ids) - 1), body))
 
-    def rank(question: str) -> list[tuple[str, int, int, int]]:
+    def rank(question: str) -> list[Passage]:
         words = _WORD.findall(question.lower())
         match = " OR ".join(f'"{w}"' for w in words) or '""'
         rows = conn.execute(
             "SELECT conv, a, b, length(CAST(body AS BLOB)) FROM c WHERE c MATCH ? ORDER BY bm25(c) LIMIT 100",
             (match,),
         )
-        return [(conv, a, b, (n + 3) // 4) for conv, a, b, n in rows]
+        return [(conv, a, b, (n + 3) // 4, frozenset()) for conv, a, b, n in rows]
 
     return rank
 
 
-def _within(chunks: list[tuple[str, int, int, int]], budget: int) -> list[tuple[str, int, int, int]]:
+def _within(chunks: list[Passage], budget: int) -> list[Passage]:
     out, total = [], 0
     for chunk in chunks:
         if total + chunk[3] > budget:
@@ -403,28 +404,38 @@ def eval_chats(work: Path, split: str | None, model: Path | None, keep: bool) ->
     conn = memdex.open_index(db_path)
     baseline = chat_baseline(order, texts)
 
-    def chunks_by(semantic: bool) -> Callable[[str], list[tuple[str, int, int, int]]]:
-        def memdex_chunks(question: str) -> list[tuple[str, int, int, int]]:
+    def chunks_by(semantic: bool) -> Callable[[str], list[Passage]]:
+        def memdex_chunks(question: str) -> list[Passage]:
             request = memdex.SearchRequest(
                 question, granularity="chunk", max_tokens=BUDGET, limit=100, semantic=semantic
             )
             return [
-                (h.key, h.matching_chunks[0]["msg_start"], h.matching_chunks[0]["msg_end"], h.est_tokens)
+                (
+                    h.key,
+                    h.matching_chunks[0]["msg_start"],
+                    h.matching_chunks[0]["msg_end"],
+                    h.est_tokens,
+                    frozenset(h.matching_chunks[0].get("window", {}).get("cut", [])),
+                )
                 for h in memdex.search(conn, request).hits
             ]
 
         return memdex_chunks
 
-    def found(chunks: list[tuple[str, int, int, int]], q: dict) -> bool:
+    def found(chunks: list[Passage], q: dict) -> bool:
         ids = order[q["conversation"]]
         wanted = {ids.index(g) for g in q["gold"]}
-        covered = {i for conv, a, b, _ in chunks if conv == q["conversation"] for i in range(a, b + 1)}
+        covered = {
+            i
+            for conv, a, b, _, cut in chunks
+            if conv == q["conversation"]
+            for i in range(a, b + 1)
+            if i not in cut
+        }
         return wanted <= covered
 
     out: dict = {"questions": len(questions), "split": split or "all", "budget_tokens": BUDGET, **built}
-    rankers: list[tuple[str, Callable[[str], list[tuple[str, int, int, int]]]]] = [
-        ("memdex", chunks_by(False))
-    ]
+    rankers: list[tuple[str, Callable[[str], list[Passage]]]] = [("memdex", chunks_by(False))]
     if model is not None:
         rankers.append(("memdex_meaning", chunks_by(True)))
     rankers.append(("fts5_8_turn_baseline", lambda q: _within(baseline(q), BUDGET)))

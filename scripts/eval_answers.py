@@ -63,6 +63,7 @@ def run_set(
     budget: int | None,
     settings: Settings,
     use_llm: bool,
+    min_relevance: float | None = None,
 ) -> dict[str, Any]:
     rounds: Counter[int] = Counter()
     stops: Counter[str] = Counter()
@@ -71,9 +72,17 @@ def run_set(
     for item in items:
         question = item[text_of]
         t0 = time.perf_counter()
-        full = answer(conn, question, max_tokens=budget, rounds=3, use_llm=use_llm, settings=settings)
+        full = answer(
+            conn,
+            question,
+            max_tokens=budget,
+            rounds=3,
+            use_llm=use_llm,
+            settings=settings,
+            min_relevance=min_relevance,
+        )
         ms.append((time.perf_counter() - t0) * 1000)
-        one = answer(conn, question, max_tokens=budget, rounds=1, use_llm=False)
+        one = answer(conn, question, max_tokens=budget, rounds=1, use_llm=False, min_relevance=min_relevance)
         rounds[len(full.refinement.rounds)] += 1
         stops[_stop_kind(full.refinement.stopped)] += 1
         methods[full.method] += 1
@@ -102,7 +111,9 @@ def _stop_kind(reason: str) -> str:
     return reason
 
 
-def serena(work: Path, split: str | None, settings: Settings, use_llm: bool) -> dict[str, Any]:
+def serena(
+    work: Path, split: str | None, settings: Settings, use_llm: bool, min_relevance: float | None
+) -> dict[str, Any]:
     root = DATA / "serena-memories"
     db_path = fresh(work / "serena.db")
     conn = memdex.open_index(db_path)
@@ -116,7 +127,7 @@ def serena(work: Path, split: str | None, settings: Settings, use_llm: bool) -> 
     def evidence(a: Answer, q: dict[str, Any]) -> bool:
         return bool({key(s.hit.path) for s in a.sources} & set(q["relevant"]))
 
-    out = run_set(conn, items, "query", evidence, None, settings, use_llm)
+    out = run_set(conn, items, "query", evidence, None, settings, use_llm, min_relevance)
     from memdex.answer.refine import refine
 
     recall = {}
@@ -132,7 +143,9 @@ def serena(work: Path, split: str | None, settings: Settings, use_llm: bool) -> 
     return out
 
 
-def chats(work: Path, split: str | None, settings: Settings, use_llm: bool) -> dict[str, Any]:
+def chats(
+    work: Path, split: str | None, settings: Settings, use_llm: bool, min_relevance: float | None
+) -> dict[str, Any]:
     order = chat_exports(work / "chat-exports")
     db_path = fresh(work / "chats.db")
     conn = memdex.open_index(db_path)
@@ -152,10 +165,11 @@ def chats(work: Path, split: str | None, settings: Settings, use_llm: bool) -> d
             for p in s.passages
             if "msg_start" in p.meta
             for i in range(p.meta["msg_start"], p.meta["msg_end"] + 1)
+            if i not in p.meta.get("window", {}).get("cut", [])  # a message cut short is not evidence
         }
         return wanted <= covered
 
-    out = run_set(conn, items, "question", evidence, CHAT_BUDGET, settings, use_llm)
+    out = run_set(conn, items, "question", evidence, CHAT_BUDGET, settings, use_llm, min_relevance)
     conn.close()
     return out
 
@@ -167,9 +181,14 @@ def chats(work: Path, split: str | None, settings: Settings, use_llm: bool) -> d
 @click.option("--split", type=click.Choice(["dev", "test"]), help="Questions of one split only.")
 @click.option("--no-llm", is_flag=True, help="Extractive answers even when a key is set.")
 @click.option(
+    "--min-relevance",
+    type=click.FloatRange(0, 1),
+    help="The relevance a source needs to be sent (default: memdex's, 0.5; 0: every source).",
+)
+@click.option(
     "--work", type=click.Path(file_okay=False, path_type=Path), help="Keep exports and indexes here."
 )
-def main(which: str, split: str | None, no_llm: bool, work: Path | None) -> None:
+def main(which: str, split: str | None, no_llm: bool, min_relevance: float | None, work: Path | None) -> None:
     """Measure answer mode (JSON on stdout).
 
     Example:
@@ -182,9 +201,9 @@ def main(which: str, split: str | None, no_llm: bool, work: Path | None) -> None
         folder.mkdir(parents=True, exist_ok=True)
         result: dict[str, Any] = {"memdex": memdex.__version__, "split": split or "all"}
         if which in ("all", "serena"):
-            result["serena"] = serena(folder, split, settings, not no_llm)
+            result["serena"] = serena(folder, split, settings, not no_llm, min_relevance)
         if which in ("all", "chats"):
-            result["chats"] = chats(folder, split, settings, not no_llm)
+            result["chats"] = chats(folder, split, settings, not no_llm, min_relevance)
         click.echo(json.dumps(result, indent=2))
 
 

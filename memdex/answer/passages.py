@@ -1,7 +1,10 @@
 """The sources of an answer: the best passages of the best results, under a token budget.
 
 Answers search chunks: the best chunks, in rank order, fill the budget, and the chunks of
-one document make one numbered source -- the number its citations use. Document results
+one document make one numbered source -- the number its citations use. A conversation's
+results are windows of messages (``query.windows``): each message a window was cut around,
+with its context, is added in rank order while the budget allows, merged with the windows
+of that conversation it overlaps or touches, and the budget pays only for new text. Document results
 (search mode's ``--retrieve``) give their matching chunks in turns instead: every
 document's best chunk, then every document's second best. A result none of whose passages
 fits is left out, and so cannot be cited.
@@ -16,6 +19,7 @@ from typing import Any
 
 from memdex.models import Hit, est_tokens
 from memdex.query.results import location
+from memdex.query.windows import Window, merge, seeds
 from memdex.store import db
 
 DEFAULT_BUDGET = 6000  # estimated tokens of source text sent to the model
@@ -111,11 +115,20 @@ def pack(
         rows = conn.execute(db.query("hit_chunks"), {"ids": json.dumps([h.id for h in hits])}).fetchall()
         order = _in_turns(hits, {r["id"]: r for r in rows})
     chosen: dict[int, tuple[Hit, list[Passage]]] = {}
+    windows: dict[int, list[Window]] = {}  # a conversation's windows sent so far
     left = budget
-    for hit, chunk in order:
+    for hit, chunk in _seeds_first(order):
         if left <= 0:
             break
         if hit.id not in chosen and max_sources is not None and len(chosen) >= max_sources:
+            continue
+        if isinstance(chunk, Window):  # a message and its context: the budget bounds them
+            old = windows.get(hit.id, [])
+            new = merge([*old, chunk])
+            cost = sum(w.est_tokens for w in new) - sum(w.est_tokens for w in old)
+            if cost <= left:
+                windows[hit.id], left = new, left - cost
+                chosen.setdefault(hit.id, (hit, []))
             continue
         if hit.id in chosen and len(chosen[hit.id][1]) >= MAX_PASSAGES:
             continue
@@ -126,12 +139,33 @@ def pack(
             passage = _cut(passage, left)
         chosen.setdefault(hit.id, (hit, []))[1].append(passage)
         left -= passage.est_tokens
+    for doc, sent in windows.items():
+        hit, passages = chosen[doc]
+        passages += [_window_passage(w, hit) for w in sent]
     picked = list(chosen.values())
     if timeline:
         picked.sort(key=lambda hp: (hp[0].own_date is None, hp[0].own_date or ""))
     return [
-        Source(n, hit, sorted(passages, key=lambda p: p.seq)) for n, (hit, passages) in enumerate(picked, 1)
+        Source(n, hit, sorted(passages, key=lambda p: (p.seq, p.meta.get("msg_start", 0))))
+        for n, (hit, passages) in enumerate(picked, 1)
     ]
+
+
+def _seeds_first(order: list[tuple[Hit, sqlite3.Row]]) -> list[tuple[Hit, sqlite3.Row | Window]]:
+    """The ranked passages with each conversation window taken apart into the messages it was
+    cut around (with their context), best message first, where the first window ranked."""
+    parts = sorted(
+        ((hit, part) for hit, _ in order if hit.passage is not None for part in seeds(hit.passage)),
+        key=lambda hp: -hp[1].score,
+    )
+    out: list[tuple[Hit, sqlite3.Row | Window]] = []
+    for hit, chunk in order:
+        if hit.passage is None:
+            out.append((hit, chunk))
+        elif parts:
+            out += parts
+            parts = []
+    return out
 
 
 def _by_rank(hits: list[Hit], by_id: dict[int, sqlite3.Row]) -> list[tuple[Hit, sqlite3.Row]]:
@@ -167,6 +201,21 @@ def _passage(chunk: sqlite3.Row, path: str) -> Passage:
         line_end=chunk["line_end"],
         est_tokens=chunk["est_tokens"],
         meta=json.loads(chunk["meta"] or "{}"),
+    )
+
+
+def _window_passage(window: Window, hit: Hit) -> Passage:
+    "A conversation's window of messages as a passage: its own text, messages and times."
+    return Passage(
+        chunk_id=window.chunk_id,
+        seq=window.turns[0].seq,
+        heading=hit.heading or hit.title,
+        text=window.text,
+        location=f"{hit.path} (messages {window.msg_start + 1}-{window.msg_end + 1})",
+        line_start=None,
+        line_end=None,
+        est_tokens=window.est_tokens,
+        meta=window.meta(),
     )
 
 

@@ -268,12 +268,12 @@ def _dispatch(
     matched = results[0].documents_found or 0 if everywhere else sum(r.documents_found or 0 for r in results)
     if len(results) == 1:
         return results[0], (searched, matched)
-    seen = {(h.id, h.chunk_id) for h in results[0].hits}
+    seen = {_passage_key(h) for h in results[0].hits}
     hits = list(results[0].hits)
     for extra in results[1:]:
         for h in extra.hits:
-            if (h.id, h.chunk_id) not in seen:
-                seen.add((h.id, h.chunk_id))
+            if _passage_key(h) not in seen:
+                seen.add(_passage_key(h))
                 hits.append(h)
     first = results[0]
     merged = replace(
@@ -428,14 +428,19 @@ def _stop_reason(
     return None
 
 
+def _passage_key(h: Hit) -> tuple[int, int | None, int | None]:
+    "What a hit hands out: a document, a chunk of it, or a window of messages (its first message)."
+    return h.id, h.chunk_id, h.passage.msg_start if h.passage is not None else None
+
+
 def _fuse(rounds: list[Round], limit: int, max_tokens: int | None) -> SearchResult:
     "One ranked list from every round's results (reciprocal-rank fusion)."
     first = rounds[0].result
-    score: dict[tuple[int, int | None], float] = {}
-    hit_of: dict[tuple[int, int | None], Hit] = {}
+    score: dict[tuple[int, int | None, int | None], float] = {}
+    hit_of: dict[tuple[int, int | None, int | None], Hit] = {}
     for r in rounds:
         for rank, h in enumerate(r.result.hits):
-            key = (h.id, h.chunk_id)
+            key = _passage_key(h)
             score[key] = score.get(key, 0.0) + ranking.fuse_rounds(rank, later=r.number > 1)
             hit_of.setdefault(key, h)
     ordered = sorted(score, key=lambda k: -score[k])

@@ -41,8 +41,9 @@ SOURCES: dict[str, SourceKind]  # every registered kind by name, built on first 
 # Bumped whenever a parser reads the same bytes into something different; a root last read
 # by an older version is read again in full (roots.ingest_version). 2: Serena rows after a
 # blank line belong to the table above. 3: headings and fences by CommonMark (markdown-it-py).
-# 4: a conversation's topics leave out small talk and contractions.
-INGEST_VERSION = 4
+# 4: a conversation's topics leave out small talk and contractions. 5: chat chunks say where
+# each message starts (passages are cut at message boundaries).
+INGEST_VERSION = 5
 
 
 _loaded: dict[str, SourceKind] | None = None

@@ -3,7 +3,9 @@
 - One document per conversation: platform, title, dates, message and chunk counts, signals.
 - Chunks are runs of whole messages under a token bound (bytes/4, ``DEFAULT_CHAT_TOKENS``
   unless ``--chunk-tokens`` says otherwise); a single message longer than the bound is cut at
-  blank lines. Each chunk keeps its speaker roles and message range; none is empty.
+  blank lines. Each chunk keeps its speaker roles and message range, and where each of its
+  messages starts (``messages``: index, offset, role, time), so a search can hand out the
+  messages around a match rather than the whole chunk (``query.windows``); none is empty.
 - Signals are documented heuristics over the text (see SIGNALS).
 - Topics: the title, and the conversation's most distinctive words: the words it uses most,
   counted twice when the user writes them, less stopwords and words under 4 letters. Tool
@@ -196,10 +198,21 @@ def chunk_messages(messages: list[Message], title: str, bound: int, first: int =
 
 def _chunk(title: str, run: list[tuple[int, Message, str]]) -> Chunk:
     roles = list(dict.fromkeys(m.role for _, m, _ in run))
-    meta = {"msg_start": run[0][0], "msg_end": run[-1][0], "roles": roles}
+    meta: dict[str, Any] = {"msg_start": run[0][0], "msg_end": run[-1][0], "roles": roles}
     if run[0][1].time:
         meta["time"] = run[0][1].time
+    meta["messages"] = message_offsets(run)
     return Chunk(heading=title, text="\n\n".join(text for _, _, text in run), meta=meta)
+
+
+def message_offsets(run: list[tuple[int, Message, str]]) -> list[list[Any]]:
+    "Where each message starts in a chunk's text: [message index, character offset, role, time]."
+    out: list[list[Any]] = []
+    offset = 0
+    for i, m, text in run:
+        out.append([i, offset, m.role, m.time])
+        offset += len(text) + 2  # the blank line between messages
+    return out
 
 
 def _pieces(text: str, bound: int) -> list[str]:

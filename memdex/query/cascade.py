@@ -36,9 +36,10 @@ from memdex.query.ranking import (
     bm25_params,
 )
 from memdex.query.request import Filters, SearchRequest, as_request
-from memdex.query.results import Candidate, best_chunks, build_hits
+from memdex.query.results import Candidate, best_chunks, build_hits, explainer_for
 from memdex.query.terms import ParsedQuery, Term, all_of, any_of, parse_query
 from memdex.query.themes import patterns_noticed
+from memdex.query.windows import pick
 from memdex.store import db
 
 if TYPE_CHECKING:
@@ -414,6 +415,19 @@ class _Cascade:
 
     def hits(self) -> tuple[list[Hit], bool]:
         r = self.request
+        if r.granularity == "chunk" and self.ranked():
+            # conversations hand out windows of messages, ranked message by message
+            picked = pick(
+                self.conn, self.ranked(), explainer_for(self.conn, self.terms), r.max_tokens, self.limit
+            )
+            if picked is not None:
+                picks, truncated = picked
+                ranked = [p.candidate for p in picks]
+                windows = [p.window for p in picks]
+                hits, _ = build_hits(
+                    self.conn, ranked, self.terms, r.granularity, r.max_tokens, r.full_text, windows
+                )
+                return hits, truncated
         ranked = self.ranked()[: self.limit]
         return build_hits(self.conn, ranked, self.terms, r.granularity, r.max_tokens, r.full_text)
 

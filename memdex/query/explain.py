@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from memdex.query.ranking import LAYER_NAMES, MEANING_LAYER, SYNONYM_COVERAGE, SYNONYM_WEIGHT
+from memdex.query.ranking import (
+    LAYER_NAMES,
+    MEANING_LAYER,
+    SYNONYM_COVERAGE,
+    SYNONYM_WEIGHT,
+    bm25_term,
+)
 from memdex.query.stem import WORD, fold, prefix, stem, stems_among, words
 from memdex.query.terms import Term
 
@@ -72,6 +78,21 @@ class Explainer:
                     score += weight * idf * (1.0 + math.log(count))
                     break
         return score / (1.0 + math.log(1 + len(tokens) / 200))
+
+    def message_score(self, tokens: list[str], mean_length: float) -> float:
+        """BM25 of one message (or passage) against the query, with the index's idf and
+        ``mean_length`` the mean size of what it competes with (``ranking.bm25_term``); each
+        term counts once, by its own word or else its best synonym (SYNONYM_WEIGHT)."""
+        score = 0.0
+        for term in self.terms:
+            for weight, alt in [(1.0, term), *((SYNONYM_WEIGHT, s) for s in term.synonyms)]:
+                phrase = self.phrases[id(alt)]
+                if contains(tokens, phrase):
+                    tf = tokens.count(phrase[0]) if len(phrase) == 1 else 1
+                    idf = sum(self.idf.get(s, 0.0) for s in phrase)
+                    score += weight * bm25_term(idf, tf, len(tokens), mean_length)
+                    break
+        return score
 
     def explain(
         self, layer: int, stage: int, topic_tokens: list[str], chunk_tokens: list[list[str]]

@@ -11,7 +11,7 @@ import os
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memdex.models import Hit
 from memdex.query import ranking
@@ -19,6 +19,9 @@ from memdex.query.explain import Explainer
 from memdex.query.terms import Term, any_of
 from memdex.store import db
 from memdex.utils import Budget
+
+if TYPE_CHECKING:
+    from memdex.query.windows import Window
 
 
 @dataclass
@@ -104,8 +107,11 @@ def build_hits(
     granularity: str,
     max_tokens: int | None,
     full_text: bool,
+    windows: list[Window | None] | None = None,
 ) -> tuple[list[Hit], bool]:
-    "Hits for the ranked candidates, in order, until the token budget would be passed."
+    """Hits for the ranked candidates, in order, until the token budget would be passed; at
+    chunk granularity ``windows`` (one per candidate, or None) are the conversation passages
+    handed out in place of the candidates' chunks (``query.windows``)."""
     if not ranked:
         return [], False
     explainer = explainer_for(conn, terms)
@@ -114,16 +120,19 @@ def build_hits(
     hits: list[Hit] = []
     budget = Budget(max_tokens)
     top_score = {c.stage: c.score for c in reversed(ranked)}  # best score of each stage
-    for cand in ranked:
+    for n, cand in enumerate(ranked):
+        window = windows[n] if windows else None
         doc = texts.docs[cand.document_id]
         own = texts.chunks.get(cand.document_id, [])
         matching = texts.ranked_chunks(cand.document_id)
         best: sqlite3.Row | None
         only_meaning = cand.layer == ranking.MEANING_LAYER
         if granularity == "chunk":
-            best = texts.by_id[next(iter(cand.chunks))]
+            best = texts.by_id[window.chunk_id if window else next(iter(cand.chunks))]
             scope = [best]
             size, tokens = best["size_bytes"], best["est_tokens"]
+            if window is not None:
+                size, tokens = window.size_bytes, window.est_tokens
         else:
             if only_meaning:  # its passage is the one nearest the query
                 best = texts.by_id.get(next(iter(cand.chunks)))
@@ -133,9 +142,8 @@ def build_hits(
             size, tokens = doc["size_bytes"], doc["est_tokens"]
         if not budget.take(tokens):
             return hits, True
-        why, coverage = explainer.explain(
-            cand.layer, cand.stage, texts.topic_tokens(doc), [texts.tokens(c) for c in scope]
-        )
+        shown = [explainer.tokens(window.text)] if window else [texts.tokens(c) for c in scope]
+        why, coverage = explainer.explain(cand.layer, cand.stage, texts.topic_tokens(doc), shown)
         strength = cand.score / top_score[cand.stage] if top_score.get(cand.stage) else 1.0
         relevance = ranking.relevance(cand.layer, coverage, strength)
         if cand.similarity is not None:
@@ -158,7 +166,7 @@ def build_hits(
             relevance=round(relevance, 3),
             match_layer=cand.layer,
             why_relevant=why,
-            snippet=_snippet(explainer, best, doc),
+            snippet=explainer.snippet(window.text) if window else _snippet(explainer, best, doc),
             line_start=best["line_start"] if best is not None else None,
             line_end=best["line_end"] if best is not None else None,
             size_bytes=size,
@@ -176,8 +184,12 @@ def build_hits(
             hit.matching_chunks = [_chunk_info(best, explainer.chunk_score(texts.tokens(best)))]
         else:
             hit.matching_chunks = [_chunk_info(c, score) for score, c in matching[:MAX_MATCHING_CHUNKS]]
+        if window is not None:
+            hit.passage = window
+            hit.location = f"{doc['path']} (messages {window.msg_start + 1}-{window.msg_end + 1})"
+            hit.matching_chunks[0].update(window.meta(), est_tokens=window.est_tokens)
         if full_text:
-            hit.text = "\n\n".join(c["text"] for c in scope)
+            hit.text = window.text if window else "\n\n".join(c["text"] for c in scope)
         hits.append(hit)
     return hits, False
 
@@ -235,6 +247,7 @@ def _chunk_info(c: sqlite3.Row, score: float) -> dict[str, Any]:
         "score": round(score, 3),
     }
     meta = json.loads(c["meta"] or "{}")
+    meta.pop("messages", None)  # where a chat chunk's messages start: for cutting, not to show
     if meta:
         info.update(meta)
     return info

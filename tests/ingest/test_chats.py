@@ -164,6 +164,24 @@ def test_chunks_are_whole_messages_under_the_bound() -> None:
     assert chunks[0].meta["roles"] == ["user", "assistant"]
 
 
+def test_chunks_say_where_each_message_starts() -> None:
+    "Issue 15: a search cuts its passage at these offsets (query.windows), never mid-message."
+    messages = [
+        Message(
+            "user" if i % 2 == 0 else "assistant", f"message {i} " + "word " * 30, f"2025-01-0{1 + i // 4}"
+        )
+        for i in range(20)
+    ]
+    chunks = chunk_messages(messages, "T", bound=600)
+    for c in chunks:
+        offsets = c.meta["messages"]
+        assert [o[0] for o in offsets] == list(range(c.meta["msg_start"], c.meta["msg_end"] + 1))
+        for index, offset, role, time in offsets:
+            label = "User" if role == "user" else "Assistant"
+            assert c.text[offset:].startswith(f"{label}: message {index} ")
+            assert time == messages[index].time
+
+
 def test_a_long_message_is_cut_on_its_own_and_never_empty() -> None:
     long = Message("assistant", "\n\n".join(["paragraph " + "x" * 50] * 40))
     chunks = chunk_messages([Message("user", "short"), long, Message("user", "after")], "T", bound=400)

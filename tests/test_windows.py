@@ -1,0 +1,185 @@
+"""Conversation passages (query/windows.py): messages ranked one by one, windows of messages
+around the best, on Claude exports written under tmp_path and indexed into a real SQLite file.
+Issue 15: "cut the passage around the matching messages ... do not hand out whole chunks"."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from memdex.answer.passages import pack
+from memdex.ingest.pipeline import index_paths
+from memdex.models import Hit, est_tokens
+from memdex.query.cascade import search
+from memdex.query.windows import merge, seeds
+
+USER = "Thanks, that sounds like a sensible plan for the next couple of weeks."
+ASSISTANT = (
+    "Glad it helps. Keep the routine simple, write down what you did each day, and check in "
+    "again once you have tried it for a while, because small steady changes usually last "
+    "longer than big ones and they are easier to adjust when something does not work out."
+)
+
+
+def _export(folder: Path, texts: dict[int, str], count: int = 14) -> Path:
+    """A Claude export of one conversation of ``count`` messages, the user's (even) short and
+    the assistant's (odd) long, two minutes apart; ``texts`` replaces some of them."""
+    start = datetime.fromisoformat("2025-03-02T09:00:00+00:00")
+    messages = [
+        {
+            "uuid": f"m{i}",
+            "sender": "human" if i % 2 == 0 else "assistant",
+            "text": texts.get(i, USER if i % 2 == 0 else ASSISTANT),
+            "created_at": (start + timedelta(minutes=2 * i)).isoformat(),
+        }
+        for i in range(count)
+    ]
+    conversation = {
+        "uuid": "conv-1",
+        "name": "A long talk",
+        "created_at": messages[0]["created_at"],
+        "updated_at": messages[-1]["created_at"],
+        "chat_messages": messages,
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "conversations.json").write_text(json.dumps([conversation]))
+    return folder
+
+
+def _window(hit: Hit) -> dict:
+    return hit.matching_chunks[0]["window"]
+
+
+def _chunk_of(conn: sqlite3.Connection, message: int) -> sqlite3.Row:
+    return conn.execute(
+        "SELECT * FROM chunks WHERE json_extract(meta, '$.msg_start') <= ? AND json_extract(meta, '$.msg_end') >= ?",
+        (message, message),
+    ).fetchone()
+
+
+def test_a_window_is_the_matching_message_with_its_neighbours_speakers_and_times(
+    conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    index_paths(conn, [_export(tmp_path / "chats", {6: "We picked zanzibar marmalade for the shop."})])
+    (hit,) = search(conn, "zanzibar marmalade", granularity="chunk", full_text=True).hits
+    info = hit.matching_chunks[0]
+    assert (info["msg_start"], info["msg_end"]) == (5, 7)
+    assert _window(hit)["matched"] == [6]
+    assert [(m["n"], m["role"], m["time"][11:16]) for m in _window(hit)["messages"]] == [
+        (5, "assistant", "09:10"),
+        (6, "user", "09:12"),
+        (7, "assistant", "09:14"),
+    ]
+    assert info["time"].startswith("2025-03-02T09:10")
+    assert "messages" not in info  # where messages start in a chunk is not shown
+    text = hit.text or ""
+    assert "\n\nUser: We picked zanzibar marmalade for the shop.\n\nAssistant: " in text
+    assert text.startswith("Assistant: … ") and text.endswith(" …")
+    assert hit.location.endswith("conversations.json (messages 6-8)")
+    assert hit.est_tokens == est_tokens(len(text.encode())) < _chunk_of(conn, 6)["est_tokens"]
+    assert "«zanzibar»" in hit.snippet
+
+
+def test_long_context_is_cut_and_not_evidence_short_context_is_whole(
+    conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    "The assistant's long replies around a match are cut to their nearest words; the user's short messages are not."
+    index_paths(
+        conn, [_export(tmp_path / "chats", {6: "Zanzibar it is.", 11: f"Zanzibar again. {ASSISTANT}"})]
+    )
+    hits = search(conn, "zanzibar", granularity="chunk", full_text=True).hits
+    by_match = {tuple(_window(h)["matched"]): h for h in hits}
+    around_user = by_match[(6,)]
+    assert _window(around_user)["cut"] == [5, 7]  # long assistant replies, shown in part
+    around_assistant = by_match[(11,)]
+    info = around_assistant.matching_chunks[0]
+    assert (info["msg_start"], info["msg_end"]) == (10, 12)
+    assert _window(around_assistant)["cut"] == []  # the user's short messages on either side
+    assert f"User: {USER}\n\nAssistant: Zanzibar again." in (around_assistant.text or "")
+
+
+def test_windows_reach_across_a_chunk_edge(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    index_paths(conn, [_export(tmp_path / "chats", {})])
+    first_of_second = _chunk_of(conn, 0)  # the first chunk; the next starts right after it
+    edge = json.loads(first_of_second["meta"])["msg_end"] + 1
+    conn.execute("DELETE FROM documents")  # index again with the match at that edge
+    index_paths(conn, [_export(tmp_path / "chats2", {edge: "Zanzibar, finally."})])
+    (hit,) = search(conn, "zanzibar", granularity="chunk").hits
+    assert (hit.matching_chunks[0]["msg_start"], hit.matching_chunks[0]["msg_end"]) == (edge - 1, edge + 1)
+    assert _chunk_of(conn, edge - 1)["id"] != _chunk_of(conn, edge)["id"]
+
+
+def test_windows_that_touch_are_merged_and_paid_for_once(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    index_paths(conn, [_export(tmp_path / "chats", {6: "Zanzibar one.", 8: "Zanzibar two."})])
+    (hit,) = search(conn, "zanzibar", granularity="chunk", full_text=True).hits
+    assert (hit.matching_chunks[0]["msg_start"], hit.matching_chunks[0]["msg_end"]) == (5, 9)
+    assert _window(hit)["matched"] == [6, 8]
+    assert (hit.text or "").count("User: Zanzibar") == 2
+    assert (hit.text or "").count("Assistant:") == 3  # message 7 once, not once per window
+
+
+def test_the_best_message_leads_and_the_budget_holds(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    texts = {i: f"Zanzibar note {i}." for i in range(2, 40, 4)}
+    texts[22] = "Zanzibar marmalade, the one we chose."
+    index_paths(conn, [_export(tmp_path / "chats", texts, count=40)])
+    result = search(conn, "zanzibar marmalade", granularity="chunk", max_tokens=120)
+    assert _window(result.hits[0])["matched"] == [22]
+    assert sum(h.est_tokens for h in result.hits) <= 120
+    assert result.truncated_by_budget
+    wide = search(conn, "zanzibar marmalade", granularity="chunk", max_tokens=4000)
+    assert sum(len(_window(h)["matched"]) for h in wide.hits) == len(texts)
+    assert not wide.truncated_by_budget
+
+
+def test_notes_beside_conversations_are_handed_out_as_chunks(
+    conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "jam.md").write_text("# Jam\n\nZanzibar marmalade needs bitter oranges.\n")
+    index_paths(conn, [_export(tmp_path / "chats", {6: "Zanzibar marmalade for the shop."}), notes])
+    hits = search(conn, "zanzibar marmalade", granularity="chunk", full_text=True).hits
+    assert {h.kind for h in hits} == {"claude", "note"}
+    note = next(h for h in hits if h.kind == "note")
+    assert "window" not in note.matching_chunks[0] and note.passage is None
+    assert "bitter oranges" in (note.text or "")
+
+
+def test_an_index_without_message_offsets_hands_out_whole_chunks(
+    conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    "An index built before chunks said where their messages start: chunks, as before."
+    index_paths(conn, [_export(tmp_path / "chats", {6: "Zanzibar marmalade for the shop."})])
+    conn.execute("UPDATE chunks SET meta = json_remove(meta, '$.messages')")
+    (hit,) = search(conn, "zanzibar marmalade", granularity="chunk").hits
+    chunk = _chunk_of(conn, 6)
+    assert hit.chunk_id == chunk["id"] and hit.est_tokens == chunk["est_tokens"]
+    assert "window" not in hit.matching_chunks[0]
+
+
+def test_seeds_and_merge_give_back_the_same_window(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    index_paths(conn, [_export(tmp_path / "chats", {6: "Zanzibar one.", 8: "Zanzibar marmalade two."})])
+    (hit,) = search(conn, "zanzibar marmalade", granularity="chunk").hits
+    window = hit.passage
+    parts = seeds(window)
+    assert [p.matched for p in parts] == [[6], [8]]
+    assert parts[1].score > parts[0].score  # both words beat one
+    (again,) = merge(parts)
+    assert (again.text, again.cut, again.matched) == (window.text, window.cut, window.matched)
+
+
+def test_answers_send_windows_merged_within_the_budget(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    texts = {i: f"Zanzibar note {i}." for i in range(2, 40, 4)}
+    index_paths(conn, [_export(tmp_path / "chats", texts, count=40)])
+    hits = search(conn, "zanzibar", granularity="chunk", limit=30).hits
+    (source,) = pack(conn, hits, budget=200)
+    assert source.tokens <= 200
+    ranges = [(p.meta["msg_start"], p.meta["msg_end"]) for p in source.passages]
+    assert ranges == sorted(ranges)
+    assert all(a[1] + 1 < b[0] for a, b in zip(ranges, ranges[1:], strict=False))  # none touch
+    for p in source.passages:
+        assert p.est_tokens == est_tokens(len(p.text.encode()))
+        assert p.location.endswith(f"(messages {p.meta['msg_start'] + 1}-{p.meta['msg_end'] + 1})")
+        assert set(p.meta["window"]["matched"]) <= set(texts)
