@@ -98,6 +98,10 @@ WINDOW_AFTER = 1
 # 0.868; the user's 120 and the rest 25, 0.882 (the rest 45: 0.868, 100: 0.842, whole: 0.855).
 CONTEXT_TOKENS = {"user": 120}
 CONTEXT_TOKENS_OTHER = 25
+# What a tool printed, a shell line or the model's thinking (agent sessions) counts this much
+# of what was said: an error message only a tool output holds is still found, but a message
+# that says the same words outranks it. The chat sets have none of these roles: unchanged.
+UNSAID_ROLES = {"tool": 0.5, "shell": 0.5, "thinking": 0.5}
 
 
 def bm25_term(idf: float, tf: int, length: int, mean_length: float) -> float:
@@ -109,6 +113,11 @@ def bm25_term(idf: float, tf: int, length: int, mean_length: float) -> float:
 def unit_prior(chunk_share: float, conversation_share: float) -> float:
     "What a message's chunk and conversation add to its score: each share is 0-1 of the pool's best."
     return CHUNK_PRIOR * chunk_share + CONVERSATION_PRIOR * conversation_share
+
+
+def role_weight(role: str) -> float:
+    "How much a message's words count for its speaker: 1, or less for a tool, shell or thinking."
+    return UNSAID_ROLES.get(role, 1.0)
 
 
 def context_tokens(role: str) -> int:

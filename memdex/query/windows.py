@@ -287,7 +287,10 @@ def _units(
             units.append(_Unit(explainer.message_score(plain[cid], mean) + prior, c, cid, c.document_id, []))
             continue
         own = [p for p, t in enumerate(conv.turns) if t.chunk_id == cid]
-        scored = [(explainer.message_score(conv.turns[p].tokens, mean), p) for p in own]
+        scored = [
+            (explainer.message_score(conv.turns[p].tokens, mean) * ranking.role_weight(conv.turns[p].role), p)
+            for p in own
+        ]
         matching = [(s, p) for s, p in scored if s > 0]
         if not matching:  # found by its title or by meaning: the chunk as it is
             units.append(_Unit(prior, c, cid, c.document_id, own))

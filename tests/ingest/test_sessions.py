@@ -333,6 +333,48 @@ def test_tool_output_and_images_are_trimmed(conn: sqlite3.Connection, tmp_path: 
     assert "compiled" not in topics and "module" not in topics  # tool output gives no topics
 
 
+def test_what_was_said_outranks_a_tool_output_with_the_same_words(
+    conn: sqlite3.Connection, tmp_path: Path, session: Path
+) -> None:
+    "Issue 15: tool output is kept, but never ranks above what was said."
+    said = "The zqflux gasket leaks because the zqflux clamp is loose."
+    lines: list[str] = []
+    parent = None
+    for n in range(12):
+        role = "user" if n % 2 == 0 else "assistant"
+        lines.append(claude_line(n, role, f"message {n} about the weather and lunch plans", parent))
+        parent = f"u{n}"
+    lines.append(
+        json.dumps(
+            {
+                "parentUuid": parent,
+                "type": "user",
+                "sessionId": "s-1",
+                "uuid": "u12",
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "content": "zqflux gasket: zqflux clamp torque 4 Nm"}
+                    ],
+                },
+            }
+        )
+    )
+    lines += [
+        claude_line(n, "user" if n % 2 == 0 else "assistant", f"message {n} about lunch", f"u{n - 1}")
+        for n in range(13, 24)
+    ]
+    lines.append(claude_line(24, "assistant", said, "u23"))
+    session.write_text("\n".join(lines) + "\n")
+    index_paths(conn, [tmp_path / "projects"])
+    hits = search(conn, "zqflux gasket clamp", granularity="chunk").hits
+    first = hits[0].matching_chunks[0]["window"]
+    roles = {m["n"]: m["role"] for m in first["messages"]}
+    assert [roles[n] for n in first["matched"]] == ["assistant"], first
+    found = [n for h in hits for n in h.matching_chunks[0]["window"]["matched"]]
+    assert 12 in found  # the tool output is still found, after
+
+
 def test_codex_older_format(conn: sqlite3.Connection, tmp_path: Path) -> None:
     folder = tmp_path / "sessions" / "2025" / "05" / "02"
     folder.mkdir(parents=True)
