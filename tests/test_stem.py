@@ -4,8 +4,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from memdex.query.stem import prefix, stem, stems, words
+from memdex.query.stem import WORD, prefix, stem, stems, words
 
 
 def _sqlite_stems(texts: list[str]) -> list[list[str]]:
@@ -53,3 +55,10 @@ def test_every_word_of_the_shared_corpora(shared_data: Path) -> None:
 )
 def test_edge_cases(text: str) -> None:
     assert [stems(text)] == _sqlite_stems([text])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(st.characters(max_codepoint=127)))
+def test_ascii_words_are_those_of_the_pattern(text: str) -> None:
+    "words() splits ASCII text without the regex (issue 16): the same words as WORD finds."
+    assert words(text) == WORD.findall(text.lower())

@@ -72,11 +72,20 @@ class _Texts:
             self.chunks.setdefault(c["document_id"], []).append(c)
             self.by_id[c["id"]] = c
         self._tokens: dict[int, list[str]] = {}
+        self._text_tokens: dict[int, list[str]] = {}
 
     def tokens(self, chunk: sqlite3.Row) -> list[str]:
+        "The chunk's heading and text tokens."
         if chunk["id"] not in self._tokens:
-            self._tokens[chunk["id"]] = self.explainer.tokens(chunk["heading"], chunk["text"])
+            text = self.text_tokens(chunk)
+            self._tokens[chunk["id"]] = self.explainer.tokens(chunk["heading"]) + text
         return self._tokens[chunk["id"]]
+
+    def text_tokens(self, chunk: sqlite3.Row) -> list[str]:
+        "The tokens of the chunk's text alone, which its snippet reuses."
+        if chunk["id"] not in self._text_tokens:
+            self._text_tokens[chunk["id"]] = self.explainer.tokens(chunk["text"])
+        return self._text_tokens[chunk["id"]]
 
     def topic_tokens(self, doc: sqlite3.Row) -> list[str]:
         return self.explainer.tokens(doc["title"], doc["description"], doc["tags"], doc["topics"])
@@ -158,7 +167,7 @@ def build_hits(
             relevance=round(relevance, 3),
             match_layer=cand.layer,
             why_relevant=why,
-            snippet=_snippet(explainer, best, doc),
+            snippet=_snippet(texts, best, doc),
             line_start=best["line_start"] if best is not None else None,
             line_end=best["line_end"] if best is not None else None,
             size_bytes=size,
@@ -218,10 +227,10 @@ def location(path: str, chunk: sqlite3.Row | None) -> str:
     return path
 
 
-def _snippet(explainer: Explainer, chunk: sqlite3.Row | None, doc: sqlite3.Row) -> str:
+def _snippet(texts: _Texts, chunk: sqlite3.Row | None, doc: sqlite3.Row) -> str:
     if chunk is None:
         return str(doc["description"])
-    return explainer.snippet(chunk["text"])
+    return texts.explainer.snippet(chunk["text"], texts.text_tokens(chunk))
 
 
 def _chunk_info(c: sqlite3.Row, score: float) -> dict[str, Any]:
