@@ -14,7 +14,7 @@ from itertools import islice
 from typing import Any
 
 from memdex.query.ranking import LAYER_NAMES, MEANING_LAYER, SYNONYM_COVERAGE, SYNONYM_WEIGHT
-from memdex.query.stem import WORD, fold, prefix, stem, stems_among, words
+from memdex.query.stem import WORD, fold, prefix, split_words, stem, stems_among, words
 from memdex.query.terms import Term
 
 SNIPPET_WORDS = 32
@@ -148,10 +148,10 @@ class Explainer:
             count = len(tokens)
             marked = {i: t for i, t in enumerate(tokens) if t in self.marked}
         else:
-            originals = WORD.findall(text)
+            originals = split_words(text)
             count = len(originals)
             if text.isascii():  # lower case keeps every offset: the words split the same
-                folded = WORD.findall(text.lower())
+                folded = split_words(text.lower())
             else:
                 folded = [fold(w) for w in originals]
             marked = self._marked_words(folded)
