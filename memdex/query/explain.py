@@ -42,6 +42,7 @@ class Explainer:
 
     terms: list[Term]
     idf: dict[str, float] = field(default_factory=dict)  # stem -> inverse document frequency
+    postings: int = 0  # chunks holding each stem, summed: what matching the words everywhere reads
 
     def __post_init__(self) -> None:
         self.phrases = {id(t): phrase_stems(t) for term in self.terms for t in [term, *term.synonyms]}
