@@ -180,8 +180,9 @@ def _open_readonly(db_path: Path) -> sqlite3.Connection:
 class Connection(sqlite3.Connection):
     "A connection to the index that keeps what it has read while the index is unchanged (memo)."
 
-    memo_key: tuple[int, int] | None = None
-    memos: dict[str, dict[Any, Any]]
+    # (index version, dicts by name), swapped whole: a thread sharing the connection never
+    # sees one version's facts under another's name.
+    memos: tuple[tuple[int, int], dict[str, dict[Any, Any]]] | None = None
 
 
 def memo(conn: sqlite3.Connection, name: str) -> dict[Any, Any]:
@@ -194,9 +195,10 @@ def memo(conn: sqlite3.Connection, name: str) -> dict[Any, Any]:
     if not isinstance(conn, Connection):
         return {}
     key = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
-    if conn.memo_key != key:
-        conn.memo_key, conn.memos = key, {}
-    return conn.memos.setdefault(name, {})
+    held = conn.memos
+    if held is None or held[0] != key:
+        held = conn.memos = (key, {})
+    return held[1].setdefault(name, {})
 
 
 def path_of(conn: sqlite3.Connection) -> Path | None:
