@@ -102,3 +102,22 @@ def test_default_path_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     assert db.default_db_path() == tmp_path / "data" / "memdex" / "memdex.db"
     monkeypatch.setenv("MEMDEX_DB", str(tmp_path / "x.db"))
     assert db.default_db_path() == tmp_path / "x.db"
+
+
+def test_a_connection_keeps_what_it_read_until_the_index_changes(db_path: Path) -> None:
+    "Issue 16: a batch of searches reads some facts once; any write, by anyone, empties them."
+    from memdex.query import synonyms
+
+    conn, other = db.connect(db_path), db.connect(db_path)
+    db.memo(conn, "facts")["x"] = 1
+    assert db.memo(conn, "facts") == {"x": 1}
+    synonyms.add(other, "zorblat", ["quux"])  # another connection commits
+    assert db.memo(conn, "facts") == {}
+    db.memo(conn, "facts")["x"] = 1
+    synonyms.add(conn, "zorblat", ["quuz"])  # this one writes
+    assert db.memo(conn, "facts") == {}
+    plain = sqlite3.connect(db_path)  # not opened by db.connect: keeps nothing
+    db.memo(plain, "facts")["x"] = 1
+    assert db.memo(plain, "facts") == {}
+    for c in (conn, other, plain):
+        c.close()

@@ -60,6 +60,8 @@ def test_snippet_and_tokens_are_those_of_every_word(text_pieces: list[str], quer
     text = "".join(text_pieces)
     assert explainer.snippet(text) == every_word_snippet(explainer, text)
     assert explainer.tokens(text) == stems_among(text, explainer.prefixes)
+    # a result's snippet reuses the tokens its chunk was ranked by
+    assert explainer.snippet(text, explainer.tokens(text)) == every_word_snippet(explainer, text)
 
 
 def test_snippets_of_scifact_abstracts(shared_data: Path) -> None:
@@ -74,7 +76,9 @@ def test_snippets_of_scifact_abstracts(shared_data: Path) -> None:
     for claim in claims:
         explainer = Explainer(parse_query(claim).key_terms)
         for doc in docs:
-            assert explainer.snippet(doc["text"]) == every_word_snippet(explainer, doc["text"])
+            expected = every_word_snippet(explainer, doc["text"])
+            assert explainer.snippet(doc["text"]) == expected
+            assert explainer.snippet(doc["text"], explainer.tokens(doc["text"])) == expected
 
 
 @pytest.mark.parametrize(

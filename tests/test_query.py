@@ -316,3 +316,22 @@ def test_unfiltered_layers_give_the_filtered_rows_in_order(
     filtered = [tuple(r) for r in serena.execute(db.query(layer), params)]
     assert filtered
     assert [tuple(r) for r in serena.execute(db.query(layer + "_unfiltered"), params)] == filtered
+
+
+@pytest.mark.parametrize("text", ["worktree isolation hooks", "rate limit graphql frontmatter", "windows"])
+def test_chunks_matched_in_ranges_explain_results_the_same(
+    serena: sqlite3.Connection, text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    "Issue 16: the shown documents' chunks matched within their id ranges, or across the index."
+    from memdex.query import results
+
+    across = [h.to_dict() for h in search(serena, text, limit=20).hits]
+    monkeypatch.setattr(results, "RANGE_POSTINGS", 0)
+    assert [h.to_dict() for h in search(serena, text, limit=20).hits] == across
+    for granularity in ("chunk", "chat"):
+        in_ranges = [h.to_dict() for h in search(serena, text, limit=20, granularity=granularity).hits]
+        monkeypatch.setattr(results, "RANGE_POSTINGS", 10**12)
+        assert [
+            h.to_dict() for h in search(serena, text, limit=20, granularity=granularity).hits
+        ] == in_ranges
+        monkeypatch.setattr(results, "RANGE_POSTINGS", 0)

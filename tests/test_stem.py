@@ -4,8 +4,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from memdex.query.stem import prefix, stem, stems, words
+from memdex.query.stem import WORD, fold, prefix, split_words, stem, stems, words
 
 
 def _sqlite_stems(texts: list[str]) -> list[list[str]]:
@@ -53,3 +55,11 @@ def test_every_word_of_the_shared_corpora(shared_data: Path) -> None:
 )
 def test_edge_cases(text: str) -> None:
     assert [stems(text)] == _sqlite_stems([text])
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.text(st.characters(max_codepoint=127)) | st.text())
+def test_split_words_are_those_of_the_pattern(text: str) -> None:
+    "split_words() cuts most text without the regex (issue 16): the same words as WORD finds."
+    assert split_words(text) == WORD.findall(text)
+    assert words(text) == WORD.findall(fold(text))

@@ -38,6 +38,19 @@ def test_multi_word_synonyms_merge_adjacent_words(conn: sqlite3.Connection) -> N
     assert _expanded(conn, "ml") == {"ml": ["machine learning", "statistical learning"]}
 
 
+def test_a_synonym_added_elsewhere_reaches_a_connection_that_expanded_before(
+    conn: sqlite3.Connection, db_path: Path
+) -> None:
+    "Issue 16: expansions are kept with the connection, but only while the index is unchanged."
+    assert _expanded(conn, "zorblat") == {"zorblat": []}
+    other = db.connect(db_path)
+    synonyms.add(other, "zorblat", ["quux"])
+    other.close()
+    assert _expanded(conn, "zorblat") == {"zorblat": ["quux"]}
+    synonyms.remove(conn, "zorblat")
+    assert _expanded(conn, "zorblat") == {"zorblat": []}
+
+
 def test_add_list_remove(conn: sqlite3.Connection) -> None:
     assert synonyms.add(conn, "K8s", ["Kubernetes", "kube", "kube"]) == 2
     group = next(g for g in synonyms.groups(conn) if g["term"] == "k8s")

@@ -298,12 +298,12 @@ class _Cascade:
         cap = max(COMMON_MIN_ROWS, int(total * COMMON_SHARE))
         if total < cap:
             return set()
+        known = db.memo(self.conn, "rows_capped")  # phrase, cap -> rows, while the index is unchanged
         sql = db.query("term_rows_capped")
-        return {
-            t.phrase
-            for t in terms
-            if self.conn.execute(sql, {"match": t.phrase, "cap": cap}).fetchone()[0] >= cap
-        }
+        for t in terms:
+            if (t.phrase, cap) not in known:
+                known[t.phrase, cap] = self.conn.execute(sql, {"match": t.phrase, "cap": cap}).fetchone()[0]
+        return {t.phrase for t in terms if known[t.phrase, cap] >= cap}
 
     def _add(self, stage: int, layer: int, rows: list[sqlite3.Row], weight: float) -> None:
         new = 0

@@ -20,7 +20,7 @@ from memdex.query.ranking import (
     SYNONYM_WEIGHT,
     bm25_term,
 )
-from memdex.query.stem import WORD, fold, prefix, stem, stems_among, words
+from memdex.query.stem import WORD, fold, prefix, split_words, stem, stems_among, words
 from memdex.query.terms import Term
 
 SNIPPET_WORDS = 32
@@ -48,6 +48,7 @@ class Explainer:
 
     terms: list[Term]
     idf: dict[str, float] = field(default_factory=dict)  # stem -> inverse document frequency
+    postings: int = 0  # chunks holding each stem, summed: what matching the words everywhere reads
 
     def __post_init__(self) -> None:
         self.phrases = {id(t): phrase_stems(t) for term in self.terms for t in [term, *term.synonyms]}
@@ -158,16 +159,26 @@ class Explainer:
             where.append("content")
         return where
 
-    def snippet(self, text: str) -> str:
-        "About SNIPPET_WORDS words around the densest run of matches, the matches marked «so»."
-        words = WORD.findall(text)
-        if not words:
-            return ""
-        if text.isascii():  # lower case keeps every offset: the words split the same
-            folded = WORD.findall(text.lower())
+    def snippet(self, text: str, tokens: list[str] | None = None) -> str:
+        """About SNIPPET_WORDS words around the densest run of matches, the matches marked «so».
+
+        ``tokens``: the text's own ``self.tokens(text)``, when they are made already. An ASCII
+        text's tokens are its words in order (folding changes no word there), so its words
+        need not be read and stemmed again."""
+        marked: dict[int, str]  # word index -> its stem, for the matches
+        if tokens is not None and text.isascii():
+            count = len(tokens)
+            marked = {i: t for i, t in enumerate(tokens) if t in self.marked}
         else:
-            folded = [fold(w) for w in words]
-        marked = self._marked_words(folded)  # word index -> its stem, for the matches
+            originals = split_words(text)
+            count = len(originals)
+            if text.isascii():  # lower case keeps every offset: the words split the same
+                folded = split_words(text.lower())
+            else:
+                folded = [fold(w) for w in originals]
+            marked = self._marked_words(folded)
+        if not count:
+            return ""
         hits = sorted(marked)
         start = 0
         if hits:
@@ -188,7 +199,7 @@ class Explainer:
                 if not in_window[key]:
                     del in_window[key]
             start = max(0, best - 4)
-        end = min(len(words), start + SNIPPET_WORDS)
+        end = min(count, start + SNIPPET_WORDS)
         window = list(islice(WORD.finditer(text), start, end))  # skipped in C, not word by word
         out = []
         cursor = window[0].start()
@@ -197,7 +208,7 @@ class Explainer:
             out.append(f"{MARK_OPEN}{m.group()}{MARK_CLOSE}" if i in marked else m.group())
             cursor = m.end()
         body = " ".join("".join(out).split())
-        return ("…" if start > 0 else "") + body + ("…" if end < len(words) else "")
+        return ("…" if start > 0 else "") + body + ("…" if end < count else "")
 
     def _marked_words(self, folded: list[str]) -> dict[int, str]:
         "Which of the folded words (by index) have a query stem, and that stem."

@@ -191,13 +191,32 @@ def idf(total: int, df: int) -> float:
 
 def index_idf(conn: sqlite3.Connection, stems: list[str]) -> dict[str, float]:
     "The index's own idf for each stem it holds (stems it does not hold are left out)."
-    if not stems:
-        return {}
-    rows = conn.execute(db.query("term_frequencies"), {"terms": json.dumps(sorted(stems))}).fetchall()
-    total = next((r[1] for r in rows if r[0] == ""), 0)
+    return idf_of(*index_frequencies(conn, stems))
+
+
+def idf_of(total: int, frequencies: dict[str, int]) -> dict[str, float]:
+    "idf of each stem some of ``total`` chunks hold (``frequencies``: stem -> chunks holding it)."
     if not total:
         return {}
-    return {r[0]: idf(total, r[1]) for r in rows if r[0] and r[1] > 0}
+    return {s: idf(total, df) for s, df in frequencies.items() if df > 0}
+
+
+def index_frequencies(conn: sqlite3.Connection, stems: list[str]) -> tuple[int, dict[str, int]]:
+    """How many chunks there are, and how many hold each stem (0: none), in sorted order.
+
+    Both are kept with the connection while the index is unchanged (``db.memo``): counting a
+    common word's chunks reads its every posting, 8 ms at 100,000 notes (issue 16)."""
+    if not stems:
+        return 0, {}
+    known = db.memo(conn, "chunk_frequencies")  # stem -> chunks holding it; "" -> all chunks
+    wanted = sorted(set(stems))
+    missing = [s for s in wanted if s not in known]
+    if missing:
+        found = dict(conn.execute(db.query("term_frequencies"), {"terms": json.dumps(missing)}).fetchall())
+        known.update({s: found.get(s, 0) for s in missing})
+    if "" not in known:
+        known[""] = conn.execute(db.query("chunks_count")).fetchone()[0]
+    return known[""], {s: known[s] for s in wanted}
 
 
 def fuse_rounds(rank: int, later: bool) -> float:

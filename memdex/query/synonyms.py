@@ -17,6 +17,7 @@ import json
 import re
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from memdex.errors import InvalidParameter
 from memdex.query.terms import Term, tokens
@@ -31,10 +32,13 @@ def expand(conn: sqlite3.Connection, terms: list[Term]) -> list[Term]:
 
     Returns the (possibly merged) list of terms.
     """
-    if _has_phrases(conn):
-        terms = _merge_phrases(conn, terms)
+    # What the table says of each word is kept with the connection while the index is
+    # unchanged: a batch of questions asks about the same words again (issue 16).
+    known = db.memo(conn, "synonyms")
+    if _has_phrases(conn, known):
+        terms = _merge_phrases(conn, terms, known)
     for term in terms:
-        members = _group_members(conn, term.tokens)
+        members = _group_members(conn, term.tokens, known)
         seen = {" ".join(term.tokens).lower()}
         for member in members:
             toks = tokens(member)
@@ -44,20 +48,22 @@ def expand(conn: sqlite3.Connection, terms: list[Term]) -> list[Term]:
     return terms
 
 
-def _has_phrases(conn: sqlite3.Connection) -> bool:
-    row = conn.execute(
-        "SELECT 1 FROM synonyms WHERE instr(term, ' ') OR instr(synonym, ' ') LIMIT 1"
-    ).fetchone()
-    return row is not None
+def _has_phrases(conn: sqlite3.Connection, known: dict[Any, Any]) -> bool:
+    if "has phrases" not in known:
+        row = conn.execute(
+            "SELECT 1 FROM synonyms WHERE instr(term, ' ') OR instr(synonym, ' ') LIMIT 1"
+        ).fetchone()
+        known["has phrases"] = row is not None
+    return bool(known["has phrases"])
 
 
-def _merge_phrases(conn: sqlite3.Connection, terms: list[Term]) -> list[Term]:
+def _merge_phrases(conn: sqlite3.Connection, terms: list[Term], known: dict[Any, Any]) -> list[Term]:
     out: list[Term] = []
     i = 0
     while i < len(terms):
         if i + 1 < len(terms) and not terms[i].stop and not terms[i + 1].stop:
             pair = terms[i].tokens + terms[i + 1].tokens
-            if _heads(conn, pair):
+            if _heads(conn, pair, known):
                 out.append(Term(text=f"{terms[i].text} {terms[i + 1].text}", tokens=pair))
                 i += 2
                 continue
@@ -66,25 +72,31 @@ def _merge_phrases(conn: sqlite3.Connection, terms: list[Term]) -> list[Term]:
     return out
 
 
-def _heads(conn: sqlite3.Connection, toks: list[str]) -> list[str]:
+def _heads(conn: sqlite3.Connection, toks: list[str], known: dict[Any, Any]) -> list[str]:
     "Terms of the groups this word (or phrase) belongs to, compared after stemming."
-    phrase = '"' + " ".join(toks) + '"'
-    heads: list[str] = []
-    for name, column in (("synonyms_match_term", 0), ("synonyms_match_synonym", 1)):
-        for row in conn.execute(db.query(name), {"phrase": phrase}):
-            # The FTS match is a prefix (^): the whole entry must be as long as the phrase.
-            if len(tokens(row[column])) == len(toks) and row[0] not in heads:
-                heads.append(row[0])
-    return heads
+    key = ("heads", *toks)
+    if key not in known:
+        phrase = '"' + " ".join(toks) + '"'
+        heads: list[str] = []
+        for name, column in (("synonyms_match_term", 0), ("synonyms_match_synonym", 1)):
+            for row in conn.execute(db.query(name), {"phrase": phrase}):
+                # The FTS match is a prefix (^): the whole entry must be as long as the phrase.
+                if len(tokens(row[column])) == len(toks) and row[0] not in heads:
+                    heads.append(row[0])
+        known[key] = heads
+    return list(known[key])
 
 
-def _group_members(conn: sqlite3.Connection, toks: list[str]) -> list[str]:
-    members: list[str] = []
-    for head in _heads(conn, toks):
-        for word in [head, *(r[0] for r in conn.execute(db.query("synonym_group"), {"term": head}))]:
-            if word not in members:
-                members.append(word)
-    return members
+def _group_members(conn: sqlite3.Connection, toks: list[str], known: dict[Any, Any]) -> list[str]:
+    key = ("members", *toks)
+    if key not in known:
+        members: list[str] = []
+        for head in _heads(conn, toks, known):
+            for word in [head, *(r[0] for r in conn.execute(db.query("synonym_group"), {"term": head}))]:
+                if word not in members:
+                    members.append(word)
+        known[key] = members
+    return list(known[key])
 
 
 def groups(conn: sqlite3.Connection) -> list[dict[str, object]]:

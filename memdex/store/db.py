@@ -15,6 +15,7 @@ from functools import cache
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import Any
 
 from memdex.errors import DatabaseError, IndexNotFound, MigrationNeeded, SchemaError
 from memdex.utils import utc_stamp
@@ -144,7 +145,9 @@ def connect(
         if readonly:
             conn = _open_readonly(db_path)
         else:
-            conn = sqlite3.connect(db_path, isolation_level=None, timeout=10, check_same_thread=False)
+            conn = sqlite3.connect(
+                db_path, isolation_level=None, timeout=10, check_same_thread=False, factory=Connection
+            )
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
         conn.row_factory = sqlite3.Row
@@ -179,12 +182,43 @@ def _open_readonly(db_path: Path) -> sqlite3.Connection:
     uri = db_path.resolve().as_uri()
     try:
         conn = sqlite3.connect(
-            f"{uri}?mode=ro", uri=True, isolation_level=None, timeout=10, check_same_thread=False
+            f"{uri}?mode=ro",
+            uri=True,
+            isolation_level=None,
+            timeout=10,
+            check_same_thread=False,
+            factory=Connection,
         )
         conn.execute("PRAGMA user_version").fetchone()  # opens the file, and the WAL if any
         return conn
     except sqlite3.OperationalError:
-        return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None, check_same_thread=False)
+        return sqlite3.connect(
+            f"{uri}?immutable=1", uri=True, isolation_level=None, check_same_thread=False, factory=Connection
+        )
+
+
+class Connection(sqlite3.Connection):
+    "A connection to the index that keeps what it has read while the index is unchanged (memo)."
+
+    # (index version, dicts by name), swapped whole: a thread sharing the connection never
+    # sees one version's facts under another's name.
+    memos: tuple[tuple[int, int], dict[str, dict[Any, Any]]] | None = None
+
+
+def memo(conn: sqlite3.Connection, name: str) -> dict[Any, Any]:
+    """The connection's dict ``name`` of facts read from the index, so that a batch of searches
+    or a long-running server reads each once (issue 16).
+
+    It is emptied whenever the index may have changed: another connection committed (``PRAGMA
+    data_version``, which inside a read transaction names its snapshot) or this one wrote
+    (``total_changes``). A connection :func:`connect` did not open keeps nothing."""
+    if not isinstance(conn, Connection):
+        return {}
+    key = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
+    held = conn.memos
+    if held is None or held[0] != key:
+        held = conn.memos = (key, {})
+    return held[1].setdefault(name, {})
 
 
 def path_of(conn: sqlite3.Connection) -> Path | None:
