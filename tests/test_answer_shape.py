@@ -139,6 +139,10 @@ def test_a_search_says_what_its_results_share(sample: sqlite3.Connection, db_pat
     assert f"Patterns noticed in the {shown} documents shown: chatgpt" in text
     out = json.loads(memdex(db_path, "search", "chatgpt", "--limit", "8", "--json").stdout)
     assert out["patterns_noticed"] == result.patterns
+    refined = json.loads(
+        memdex(db_path, "search", "chatgpt", "--limit", "8", "--rounds", "2", "--json").stdout
+    )
+    assert any(p["term"] == "chatgpt" for p in refined["patterns_noticed"])  # of the fused list
     assert search(sample, "chatgpt", limit=8, patterns=False).patterns == []
     assert search(sample, "chatgpt", limit=1).patterns == []  # one result shares nothing
 

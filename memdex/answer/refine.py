@@ -38,6 +38,7 @@ from memdex.query.cascade import search
 from memdex.query.request import Filters, SearchRequest, as_request
 from memdex.query.stem import fold, stem, words
 from memdex.query.terms import STOPWORDS, is_date_word, parse_query
+from memdex.query.themes import patterns_noticed
 from memdex.store import db
 from memdex.utils import Budget
 
@@ -251,6 +252,8 @@ def refine(
             # The new words go first: a question at the term limit would otherwise cut them off.
             query = f"{' '.join(proposed)} {base}"
     fused = _fuse(rounds, limit, request.max_tokens)
+    if request.patterns:  # the rounds' own searches leave them out: what the fused list shares
+        fused.patterns = patterns_noticed(conn, fused.hits)
     return Refinement(question, rounds, stopped, fused)
 
 

@@ -212,14 +212,10 @@ def answer_text(answer: Answer) -> str:
         lines += ["", "## Key findings"]
         if answer.grouped_by and answer.grouped_by != "the model":
             lines += ["", f"_Grouped by the sources' {answer.grouped_by}: no model named the categories._"]
-        category: str | None = ""
         for i, d in enumerate(answer.details, 1):
-            if d.category and d.category != category:
-                lines += ["", f"### {d.category}"]
-            category = d.category
-            lines += ([""] if i == 1 and not d.category else []) + [
-                f"{i}. {d.text} (confidence {d.confidence:.2f})"
-            ]
+            if i == 1 or d.category != answer.details[i - 2].category:  # a category's first
+                lines += ["", f"### {d.category}"] if d.category else [""]
+            lines.append(f"{i}. {d.text} (confidence {d.confidence:.2f})")
     if answer.analysis:
         lines += ["", "## Analysis", "", answer.analysis]
     if answer.caveats:
