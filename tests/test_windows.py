@@ -9,6 +9,8 @@ import sqlite3
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from memdex.answer.passages import pack
 from memdex.ingest.pipeline import index_paths
 from memdex.models import Hit, est_tokens
@@ -183,3 +185,36 @@ def test_answers_send_windows_merged_within_the_budget(conn: sqlite3.Connection,
         assert p.est_tokens == est_tokens(len(p.text.encode()))
         assert p.location.endswith(f"(messages {p.meta['msg_start'] + 1}-{p.meta['msg_end'] + 1})")
         assert set(p.meta["window"]["matched"]) <= set(texts)
+
+
+def test_with_meaning_a_message_in_other_words_goes_out_ahead_of_weak_word_matches(
+    conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    """Meaning counts in each message's score (ranking.MESSAGE_MEANING): before, a chunk only
+    meaning found came after every word match, and a tight budget never reached it."""
+    pytest.importorskip("numpy")
+    pytest.importorskip("tokenizers")
+    from memdex.query.meaning.embed import embed, passage_encoder
+    from memdex.query.meaning.model import load_spec
+
+    from .conftest import shared
+
+    question = "who bakes the bread in my shop every day?"
+    gold = "Luis, my head baker, starts at four each morning and does all the croissants."
+    errands = {i: f"The shop on corner {i} sells bicycles and fixes punctures." for i in range(0, 14, 2)}
+    index_paths(
+        conn, [_export(tmp_path / "bakery", {0: gold}, count=2), _export(tmp_path / "errands", errands)]
+    )
+    embed(conn, passage_encoder(load_spec(shared("models", "all-MiniLM-L6-v2"))))
+
+    def shown(semantic: bool) -> list[str]:
+        result = search(
+            conn, question, granularity="chunk", max_tokens=150, semantic=semantic, full_text=True
+        )
+        assert sum(h.est_tokens for h in result.hits) <= 150
+        return [h.text or "" for h in result.hits]
+
+    assert not any(gold in text for text in shown(False))  # no word of the question in it
+    with_meaning = shown(True)
+    assert gold in with_meaning[0]
+    assert any("shop on corner" in text for text in with_meaning)  # the word matches still follow

@@ -5,7 +5,8 @@ At chunk granularity (and so in answers) a conversation's result is a window of 
 - the best ``WINDOW_POOL`` chunks the cascade ranked are split into their messages (each
   chunk's ``messages`` meta, written by ``ingest.chat``), and every message holding a query
   word is scored on its own: BM25 with the whole index's idf, plus a share for how well its
-  chunk and its conversation ranked (``ranking.unit_prior``);
+  chunk and its conversation ranked, and, with meaning on, for how near in meaning its chunk
+  is to the question (``ranking.unit_prior``);
 - the best messages, in order, each bring ``WINDOW_BEFORE`` messages before and
   ``WINDOW_AFTER`` after (across a chunk's edge too) until the token budget or the limit is
   reached; windows that overlap or touch are merged, and the budget pays only for new text;
@@ -264,9 +265,12 @@ def _units(
     def share(score: float) -> float:
         return max(0.0, min(score / top, 1.0)) if top > 0 else 0.0
 
+    nearest = max((c.similarity for c in pool if c.similarity is not None), default=0.0)
+    near = {id(c): ranking.nearness(c.similarity, nearest) for c in pool}
     best_of_doc: dict[int, float] = {}
     for c in pool:
-        best_of_doc[c.document_id] = max(best_of_doc.get(c.document_id, 0.0), share(c.score))
+        conversation_share = max(share(c.score), ranking.CONVERSATION_NEARNESS * near[id(c)])
+        best_of_doc[c.document_id] = max(best_of_doc.get(c.document_id, 0.0), conversation_share)
     plain = {
         cid: explainer.tokens(rows[cid]["heading"], rows[cid]["text"])
         for cid in chunk_of.values()
@@ -281,7 +285,7 @@ def _units(
         cid = chunk_of[id(c)]
         if cid not in rows:
             continue
-        prior = ranking.unit_prior(share(c.score), best_of_doc[c.document_id])
+        prior = ranking.unit_prior(share(c.score), best_of_doc[c.document_id], near[id(c)])
         conv = conversations.get(c.document_id)
         if conv is None:
             units.append(_Unit(explainer.message_score(plain[cid], mean) + prior, c, cid, c.document_id, []))
