@@ -169,6 +169,26 @@ def test_mixed_with_words_the_date_still_filters(sample: sqlite3.Connection) -> 
     assert search(sample, "deploy keys in October").themes == []
 
 
+def test_a_month_that_names_someone_is_searched_as_a_word(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    "A dog called June: a month filter would hide every note about her not dated June."
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "june.md").write_text(
+        "---\ndate: 2025-03-04\n---\n# Vet\n\nJune got her first Cytopoint shot.\n"
+    )
+    (notes / "other.md").write_text(
+        "---\ncreated: 2025-06-10\n---\n# Garden\n\nThe first roses of the year.\n"
+    )
+    index_paths(conn, [notes])
+    result = search(conn, "When did June get her first Cytopoint shot?")
+    assert [h.title for h in result.hits][:1] == ["Vet"]
+    assert (
+        result.notes[0] == "read “June” as a word, not a month: write “in June” to search what is dated then"
+    )
+    dated = search(conn, "first shot in June")  # the user's way to ask for the month
+    assert [h.title for h in dated.hits] == ["Garden"] and dated.filters["months"] == [6]
+
+
 def test_nothing_dated_then_searches_the_words(sample: sqlite3.Connection) -> None:
     result = search(sample, "2019")
     assert result.period is None

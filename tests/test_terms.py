@@ -28,6 +28,30 @@ def test_month_and_year_words_become_date_filters() -> None:
     assert parse_query("2025 october", date_words=False).years == []
 
 
+@pytest.mark.parametrize(
+    "text, months, name",
+    [
+        ("When did June get her first shot?", [], ["June"]),  # someone called June
+        ("what food is june eating now", [], ["june"]),
+        ("October retro", [], ["October"]),
+        ("in June", [6], []),
+        ("notes from June", [6], []),
+        ("June 2025 outage", [6], []),
+        ("3 June outage", [6], []),
+        ("outage June 3rd", [6], []),
+        ("between March and June", [3, 6], []),
+        ("June", [6], []),  # nothing else to search for: the month is the question
+        ("what happened? June", [6], []),
+    ],
+)
+def test_a_month_word_is_a_date_where_it_reads_as_one(text: str, months: list[int], name: list[str]) -> None:
+    parsed = parse_query(text)
+    assert parsed.months == months
+    assert parsed.month_names == name
+    words = [t.text for t in parsed.terms]
+    assert all(n.casefold() in words for n in name)  # a name is searched as a word
+
+
 HOSTILE = [
     '"',
     '""',

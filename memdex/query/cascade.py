@@ -91,7 +91,10 @@ def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
 def _search(conn: sqlite3.Connection, request: SearchRequest) -> SearchResult:
     query, raw, filters = request.query, request.raw, request.filters
     parsed = parse_query(query, date_words=not raw)
-    notes = []
+    notes = [
+        f"read “{name}” as a word, not a month: write “in {name}” to search what is dated then"
+        for name in parsed.month_names
+    ]
     if not raw and parsed.date_only:  # "October", "last week": list what is dated then
         listed = list_period(conn, request, parsed, _filter_params(request, parsed))
         if listed.found:

@@ -80,6 +80,17 @@ _MONTH_NEEDS_CAPITAL = {
     "dec",
 }
 
+# A month word is a date when it reads as one: after one of these ("in June", "since May",
+# "between March and June"), beside a year or a day ("June 2025", "3 June", "June 3rd"), or
+# when nothing but framing words is left ("June", "what happened in June?"). Elsewhere it is
+# a name, searched as a word: "When did June get her first shot?" is about someone called
+# June, and a month filter would hide every document about her that is not dated June.
+MONTH_LEADS = frozenset(
+    """in during since until till before after from by of early late mid last this next
+    through to between and or around on""".split()
+)
+_DAY = re.compile(r"^(0?[1-9]|[12]\d|3[01])(st|nd|rd|th)?$")
+
 
 @dataclass
 class Term:
@@ -103,6 +114,7 @@ class ParsedQuery:
     years: list[str] = field(default_factory=list)
     date_words: list[str] = field(default_factory=list)
     spans: list[period.Span] = field(default_factory=list)  # relative dates: "last week"
+    month_names: list[str] = field(default_factory=list)  # month words read as names (MONTH_LEADS)
 
     @property
     def key_terms(self) -> list[Term]:
@@ -154,29 +166,56 @@ def parse_query(text: str, *, date_words: bool = True) -> ParsedQuery:
         parsed.spans, text = period.relative_spans(text)
         parsed.date_words += [s.words for s in parsed.spans]
     seen: set[str] = set()
-    for piece in text.replace("\x00", " ").split():
+    pieces = text.replace("\x00", " ").split()
+    dates: list[int] = []  # places of the pieces read as years or months
+    names: dict[int, Term] = {}  # month words that do not read as dates where they stand
+    for i, piece in enumerate(pieces):
         toks = tokens(piece)
         if not toks:
             continue
-        bare = piece.strip(".,;:!?\"'()[]{}")
-        if date_words and len(toks) == 1 and _is_date_word(bare):
-            word = toks[0].lower()
-            if _YEAR.match(word):
-                parsed.years.append(word)
-            else:
-                parsed.months.append(MONTHS[word])
-            parsed.date_words.append(bare)
+        date_word = date_words and len(toks) == 1 and _is_date_word(_bare(piece))
+        if date_word and (_YEAR.match(toks[0]) or _reads_as_date(pieces, i)):
+            dates.append(i)
             continue
         key = " ".join(toks).lower()
         if key in seen:
             continue
         seen.add(key)
+        if date_word:
+            names[i] = Term(text=_display(piece), tokens=toks)
         single = toks[0].lower()
         stop = len(toks) == 1 and (single in STOPWORDS or (len(single) == 1 and not single.isdigit()))
-        parsed.terms.append(Term(text=_display(piece), tokens=toks, stop=stop))
+        parsed.terms.append(names.get(i) or Term(text=_display(piece), tokens=toks, stop=stop))
         if len(parsed.terms) >= MAX_TERMS:
             break
+    if names:
+        others = [t for t in parsed.terms if t not in names.values()]
+        if all(t.stop or " ".join(t.tokens).casefold() in period.FRAMING for t in others):
+            dates += names  # nothing else to search for: the month is the question
+            parsed.terms = others
+        else:
+            parsed.month_names = list(dict.fromkeys(_bare(pieces[i]) for i in names))
+    for i in sorted(dates):
+        word = _bare(pieces[i])
+        if _YEAR.match(word):
+            parsed.years.append(word)
+        else:
+            parsed.months.append(MONTHS[word.lower()])
+        parsed.date_words.append(word)
     return parsed
+
+
+def _bare(piece: str) -> str:
+    return piece.strip(".,;:!?\"'()[]{}")
+
+
+def _reads_as_date(pieces: list[str], i: int) -> bool:
+    "Is the month word at ``pieces[i]`` a date where it stands (see MONTH_LEADS)?"
+    before = _bare(pieces[i - 1]).casefold() if i > 0 else ""
+    after = _bare(pieces[i + 1]).casefold() if i + 1 < len(pieces) else ""
+    if before in MONTH_LEADS or before.endswith("-"):
+        return True
+    return any(_YEAR.match(w) or _DAY.match(w) for w in (before, after))
 
 
 def _display(piece: str) -> str:
@@ -186,8 +225,8 @@ def _display(piece: str) -> str:
 
 
 def is_date_word(word: str) -> bool:
-    "Is ``word`` (as typed, punctuation around it ignored) a year or a month a query filters by?"
-    return _is_date_word(word.strip(".,;:!?\"'()[]{}"))
+    "Is ``word`` (as typed, punctuation around it ignored) a year or a month a query may filter by?"
+    return _is_date_word(_bare(word))
 
 
 def _is_date_word(word: str) -> bool:
