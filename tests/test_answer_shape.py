@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from memdex.doors.cli import cli
 from memdex.query.cascade import search
 
-from .messages_api import serving
+from .messages_api import Reply, serving, sources_in, tool_use
 from .test_answer import QUESTION, ask, ask_json, sample_db, with_server
 
 __all__ = ["sample_db"]  # the fixture, used by name
@@ -91,6 +91,47 @@ def test_when_no_source_reaches_half_the_best_are_sent_and_the_answer_says_so(sa
     answer = ask_json(sample_db, question, "--no-llm")["answer"]
     assert answer["sources"] and max(s["relevance_score"] for s in answer["sources"]) < 0.5
     assert any(c.startswith("No result reached relevance 0.5") for c in answer["caveat_list"])
+
+
+def test_a_stricter_floor_never_sends_more_sources(sample_db: Path) -> None:
+    "When none reaches the floor, only the best-matching go: a floor of 1 sends no more than 0.5 does."
+    default = ask_json(sample_db, QUESTION, "--no-llm")["answer"]["sources"]
+    strict = ask_json(sample_db, QUESTION, "--no-llm", "--min-relevance", "1")["answer"]
+    best = max(s["relevance_score"] for s in default)
+    assert best < 1, "some source must miss a floor of 1, or this test proves nothing"
+    assert {s["chat_id"] for s in strict["sources"]} <= {s["chat_id"] for s in default}
+    assert strict["sources"] and all(s["relevance_score"] == best for s in strict["sources"])
+    assert any(c.startswith("No result reached relevance 1") for c in strict["caveat_list"])
+
+
+def _reply_by_hand(body: dict[str, Any]) -> Reply:
+    """A model's answer whose categories interleave (A, B, A), whose third claim cites a source
+    never sent, and whose analysis cites sources no claim cites."""
+    tool = body["tool_choice"]["name"]
+    if tool == "next_search":
+        return tool_use(body, tool, {"terms": ["truncation"]})
+    n = [n for n, _ in sources_in(body)]
+    assert len(n) >= 3, "the question must send three sources, or this test proves nothing"
+    details = [
+        {"text": f"Limits come first [{n[0]}].", "citations": [n[0]], "category": "Limits"},
+        {"text": f"Context is lost [{n[0]}].", "citations": [n[0]], "category": "Context"},
+        {"text": "A claim from nowhere [99].", "citations": [99], "category": "Limits"},
+    ]
+    data = {"summary": f"Two kinds of trouble [{n[0]}].", "details": details, "caveats": []}
+    data["analysis"] = f"Both trace back to [{n[1]}] and [{n[2]}]."
+    return tool_use(body, tool, data)
+
+
+def test_a_model_answer_names_the_right_detail_and_cites_through_its_analysis(sample_db: Path) -> None:
+    with serving(_reply_by_hand) as server:
+        answer = ask_json(sample_db, QUESTION, "--rounds", "1", env=with_server(server))["answer"]
+    assert [d["category"] for d in answer["details"]] == ["Limits", "Limits", "Context"]
+    assert "Dropped citation [99] (detail 2): no source 99 was sent." in answer["caveat_list"]
+    by_n = {s["n"]: s for s in answer["sources"]}
+    cited_in_analysis = [by_n[2], by_n[3]]
+    assert all(s["cited"] and s["why_cited"].endswith("(the analysis)") for s in cited_in_analysis)
+    assert all(s["locations"][0] in answer["verification_paths"] for s in cited_in_analysis)
+    assert by_n[1]["why_cited"] == "supports “Limits come first.” (details 1, 3)"  # no space before the stop
 
 
 # -- sources, paths to verify, coverage --------------------------------------------------------

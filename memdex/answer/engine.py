@@ -17,6 +17,7 @@ reaches it: then the best there are go, and the caveats say so.
 from __future__ import annotations
 
 import math
+import re
 import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
@@ -222,12 +223,18 @@ def _relevant(out: Answer, hits: list[Hit], floor: float) -> list[Hit]:
             "the question only in part."
         )
     if not strong and hits:
+        # The best there are: the documents whose best passage matches as well as any. Not
+        # all of them: then a stricter floor would send more, and weaker, sources than a
+        # looser one that some reach.
         best = max(h.relevance for h in hits)
+        top = {h.id for h in hits if h.relevance >= best}
+        strong = [h for h in hits if h.id in top]
         out.caveats.append(
-            f"No result reached relevance {floor} (the best: {best:.2f}), so the best found were "
-            "sent: they match the question only in part; treat the answer as weak."
+            f"No result reached relevance {floor}, so only the best-matching "
+            f"{'one was' if len(top) == 1 else f'{len(top)} were'} sent (relevance {best:.2f}, "
+            f"of {len({h.id for h in hits})} found): {'it matches' if len(top) == 1 else 'they match'} "
+            "the question only in part; treat the answer as weak."
         )
-        return hits
     return strong
 
 
@@ -261,9 +268,11 @@ def _synthesise(claude: Claude, out: Answer) -> Answer:
     if not isinstance(summary, str) or not isinstance(items, list):
         raise Unavailable("the reply was not an answer (no summary, or details not a list)")
     sent = {s.n for s in out.sources}
-    dropped: dict[int, list[str]] = {}
+    # Where each unsent citation was: "the summary", "the analysis", or a detail by its place
+    # in the reply (named by its place in the answer once the details are ordered).
+    dropped: dict[int, list[str | int]] = {}
 
-    def checked(text: str, where: str) -> str:
+    def checked(text: str, where: str | int) -> str:
         kept, gone = citations.keep_only(text, sent)
         for n in gone:
             dropped.setdefault(n, []).append(where)
@@ -277,7 +286,7 @@ def _synthesise(claude: Claude, out: Answer) -> Answer:
             item = {"text": item}
         if not isinstance(item, dict) or not isinstance(item.get("text"), str) or not item["text"].strip():
             raise Unavailable("the reply was not an answer (a detail without text)")
-        where = f"detail {len(details) + 1}"
+        where = len(details)
         listed = _numbers(item.get("citations"))
         for n in listed:
             if n not in sent:
@@ -291,6 +300,7 @@ def _synthesise(claude: Claude, out: Answer) -> Answer:
         category = item.get("category")
         category = " ".join(category.split())[:80] if isinstance(category, str) and category.strip() else None
         details.append(Detail(text, cited, _confidence(item.get("confidence")), category))
+    replied = list(details)
     if out.timeline:  # oldest first, by the earliest source each claim cites: no categories
         dates = {s.n: s.hit.own_date or "9999" for s in out.sources}
         details.sort(key=lambda d: min((dates[c] for c in d.citations), default="9999"))
@@ -309,9 +319,11 @@ def _synthesise(claude: Claude, out: Answer) -> Answer:
         if not d.citations:
             out.caveats.append(f"Detail {i} cites no source: treat it as unsupported.")
             d.confidence = min(d.confidence, 0.2)
+    shown_at = {id(d): i for i, d in enumerate(details, 1)}
     for n, places in sorted(dropped.items()):
+        named = [p if isinstance(p, str) else f"detail {shown_at[id(replied[p])]}" for p in places]
         out.caveats.append(
-            f"Dropped citation [{n}] ({', '.join(dict.fromkeys(places))}): no source {n} was sent."
+            f"Dropped citation [{n}] ({', '.join(dict.fromkeys(named))}): no source {n} was sent."
         )
     why: dict[int, str] = {}
     for w in data.get("why_cited") or []:
@@ -365,17 +377,20 @@ def _mark_cited(out: Answer, why: dict[int, str] | None = None) -> None:
         for c in d.citations:
             uses.setdefault(c, []).append(i)
     in_summary = set(citations.cited(out.summary))
+    in_analysis = set(citations.cited(out.analysis))
     for s in out.sources:
         s.supports = uses.get(s.n, [])
-        s.cited = bool(s.supports) or s.n in in_summary
+        s.cited = bool(s.supports) or s.n in in_summary or s.n in in_analysis
         if not s.cited:
             continue
         if s.supports:
             label = "detail" if len(s.supports) == 1 else "details"
             places = f"{label} {', '.join(map(str, s.supports))}"
             claim = out.details[s.supports[0] - 1].text
-        else:
+        elif s.n in in_summary:
             places, claim = "the summary", out.summary
+        else:
+            places, claim = "the analysis", out.analysis
         said = (why or {}).get(s.n, "") or f"supports “{_claim(claim)}”"
         s.why_cited = f"{said} ({places})"
 
@@ -383,6 +398,7 @@ def _mark_cited(out: Answer, why: dict[int, str] | None = None) -> None:
 def _claim(text: str) -> str:
     "A claim as a source's why-cited quotes it: without citations, at most WHY_CHARS long."
     plain = " ".join(citations.CITATION.sub("", text).split())
+    plain = re.sub(r" (?=[.,;:!?)])", "", plain)  # "Truncation [2]." -> "Truncation."
     return plain if len(plain) <= WHY_CHARS else plain[: WHY_CHARS - 1].rstrip() + "…"
 
 
