@@ -42,8 +42,9 @@ SOURCES: dict[str, SourceKind]  # every registered kind by name, built on first 
 # by an older version is read again in full (roots.ingest_version). 2: Serena rows after a
 # blank line belong to the table above. 3: headings and fences by CommonMark (markdown-it-py).
 # 4: a conversation's topics leave out small talk and contractions. 5: chat chunks say where
-# each message starts (passages are cut at message boundaries).
-INGEST_VERSION = 5
+# each message starts (passages are cut at message boundaries). 6: contractions with a
+# typographic apostrophe are no chat topics; a note's frontmatter ``date:`` dates it.
+INGEST_VERSION = 6
 
 
 _loaded: dict[str, SourceKind] | None = None

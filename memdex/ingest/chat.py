@@ -116,7 +116,8 @@ def distinctive_words(messages: list[Message], n: int = TOPIC_WORDS) -> list[str
         if m.role in NOT_SAID:
             continue
         weight = 2 if m.role == "user" else 1
-        for word in re.findall(r"[^\W\d_][\w'-]{3,}", m.text.lower()):
+        # typographic apostrophes (’, common in exports) as plain ones: "doesn’t" is a contraction
+        for word in re.findall(r"[^\W\d_][\w'-]{3,}", m.text.lower().replace("\u2019", "'")):
             word = word.strip("'-")
             if len(word) >= 4 and "'" not in word and word not in STOPWORDS and word not in SMALL_TALK:
                 counts[word] += weight

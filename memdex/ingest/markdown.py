@@ -325,7 +325,9 @@ def parse_markdown(
     topics += [(k, "keyword") for k in as_list(field_value(meta, "keywords"))]
     topics += [(k, "keyword") for k in as_list(field_value(meta, "topics"))]
     chunks = chunk_markdown(body, body_line, title, max_tokens, shape)
-    date, date_source = dated(modified or created, body, rel_path)
+    # `date:` is how most static-site and notes tools date a page (Hugo, Jekyll, Obsidian)
+    stated = modified or created or as_date(field_value(meta, "date"))
+    date, date_source = dated(stated, body, rel_path)
     if not chunks:
         # Frontmatter only: the fields themselves are the content, so the document is findable.
         summary = "\n".join(x for x in [title, description or "", " ".join(tags)] if x)

@@ -216,6 +216,8 @@ def test_small_talk_is_no_topic() -> None:
     said = "I think that's good, it's like the soapstone counter. You're right, soapstone it is."
     messages = [Message("user", said), Message("assistant", said)]
     assert distinctive_words(messages) == ["soapstone", "counter"]
+    curly = "It doesn’t fit, it wasn’t cheap: I haven’t seen soapstone like it."  # exports' apostrophes
+    assert distinctive_words([Message("user", curly)] * 2) == ["cheap", "seen", "soapstone"]
 
 
 # -- indexing and search ----------------------------------------------------------------------

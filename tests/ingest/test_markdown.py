@@ -82,6 +82,16 @@ def test_nested_fields_and_dates() -> None:
     assert doc.meta["metadata"]["created"] == "2025-03-04"
 
 
+def test_a_frontmatter_date_dates_the_note_after_modified_and_created() -> None:
+    "`date:` is how Hugo, Jekyll and Obsidian date a page."
+    doc = parse_markdown(
+        "---\ndate: 2024-05-06\n---\n# T\n", "2025-01-01 x.md", kind="note", size_bytes=1, key="x"
+    )
+    assert (doc.date, doc.date_source) == ("2024-05-06", "frontmatter")
+    text = "---\ndate: 2024-05-06\ncreated: 2023-01-02\n---\n# T\n"
+    assert parse_markdown(text, "x.md", kind="note", size_bytes=1, key="x").date == "2023-01-02"
+
+
 def test_date_from_body_then_file_name() -> None:
     doc = parse_markdown("# T\n\n**Date**: 2025-12-29\n", "x.md", kind="note", size_bytes=1, key="x")
     assert doc.date == "2025-12-29"
