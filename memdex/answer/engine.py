@@ -11,7 +11,7 @@ inline citations [n] and a confidence each, grouped by category, an analysis con
 (``categories``), caveats, sources with the claims each supports, and the paths to verify.
 
 Only sources of relevance 0.5 or more are sent (``ranking.SOURCE_FLOOR``), unless none
-reaches it: then the best there are go, and the caveats say so.
+reaches it: then every result found goes, and the caveats say so.
 """
 
 from __future__ import annotations
@@ -207,8 +207,7 @@ def answer(
 
 def _relevant(out: Answer, hits: list[Hit], floor: float) -> list[Hit]:
     """The results worth sending: the documents with a passage of relevance ``floor`` or more.
-    When none has one, the best there are, and a caveat saying the answer rests on weak
-    matches."""
+    When none has one, every result, and a caveat saying the answer rests on weak matches."""
     if floor <= 0:
         return hits
     # A source is a document: its relevance is its best passage's, and its other passages

@@ -131,9 +131,7 @@ class ParsedQuery:
     def date_only(self) -> bool:
         """Are dates all it asks about? Its other words are stopwords or only frame a question
         about time ("what happened in October?"); then it lists the period."""
-        return self.dated and all(
-            t.stop or " ".join(t.tokens).casefold() in period.FRAMING for t in self.terms
-        )
+        return self.dated and all(_framing(t) for t in self.terms)
 
     def window(self) -> tuple[str | None, str | None]:
         "The days the relative dates leave, as ISO dates: (since, until), None when unbounded."
@@ -190,7 +188,7 @@ def parse_query(text: str, *, date_words: bool = True) -> ParsedQuery:
             break
     if names:
         others = [t for t in parsed.terms if t not in names.values()]
-        if all(t.stop or " ".join(t.tokens).casefold() in period.FRAMING for t in others):
+        if all(_framing(t) for t in others):
             dates += names  # nothing else to search for: the month is the question
             parsed.terms = others
         else:
@@ -203,6 +201,11 @@ def parse_query(text: str, *, date_words: bool = True) -> ParsedQuery:
             parsed.months.append(MONTHS[word.lower()])
         parsed.date_words.append(word)
     return parsed
+
+
+def _framing(term: Term) -> bool:
+    "Is the term a stopword, or a word that only frames a question about time ('happened')?"
+    return term.stop or " ".join(term.tokens).casefold() in period.FRAMING
 
 
 def _bare(piece: str) -> str:
