@@ -9,6 +9,7 @@ shown, never on the size of the corpus.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -69,31 +70,27 @@ class Explainer:
         """
         if not tokens:
             return 0.0
-        score = 0.0
-        for term in self.terms:
-            for weight, alt in [(1.0, term), *((SYNONYM_WEIGHT, s) for s in term.synonyms)]:
-                phrase = self.phrases[id(alt)]
-                if contains(tokens, phrase):
-                    count = tokens.count(phrase[0]) if len(phrase) == 1 else 1
-                    idf = sum(self.idf.get(s, 1.0) for s in phrase)
-                    score += weight * idf * (1.0 + math.log(count))
-                    break
+        score = sum(w * idf * (1.0 + math.log(count)) for w, count, idf in self._found(tokens, 1.0))
         return score / (1.0 + math.log(1 + len(tokens) / 200))
 
     def message_score(self, tokens: list[str], mean_length: float) -> float:
         """BM25 of one message (or passage) against the query, with the index's idf and
         ``mean_length`` the mean size of what it competes with (``ranking.bm25_term``); each
         term counts once, by its own word or else its best synonym (SYNONYM_WEIGHT)."""
-        score = 0.0
+        found = self._found(tokens, 0.0)
+        return sum(w * bm25_term(idf, tf, len(tokens), mean_length) for w, tf, idf in found)
+
+    def _found(self, tokens: list[str], unknown_idf: float) -> Iterator[tuple[float, int, float]]:
+        """(weight, occurrences, idf) of each term ``tokens`` hold, by its own word or else its
+        first synonym that is there (weight SYNONYM_WEIGHT); a stem the index never saw has
+        ``unknown_idf``."""
         for term in self.terms:
             for weight, alt in [(1.0, term), *((SYNONYM_WEIGHT, s) for s in term.synonyms)]:
                 phrase = self.phrases[id(alt)]
                 if contains(tokens, phrase):
-                    tf = tokens.count(phrase[0]) if len(phrase) == 1 else 1
-                    idf = sum(self.idf.get(s, 0.0) for s in phrase)
-                    score += weight * bm25_term(idf, tf, len(tokens), mean_length)
+                    count = tokens.count(phrase[0]) if len(phrase) == 1 else 1
+                    yield weight, count, sum(self.idf.get(s, unknown_idf) for s in phrase)
                     break
-        return score
 
     def explain(
         self, layer: int, stage: int, topic_tokens: list[str], chunk_tokens: list[list[str]]
