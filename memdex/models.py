@@ -210,6 +210,9 @@ class SearchResult:
     # "Patterns noticed": what two or more of the shown results share, as ``themes`` are
     # counted (query/themes.py), with how many documents were shown
     patterns: list[dict[str, Any]] = field(default_factory=list)
+    # words of the best-matching messages that counted too in ranking conversation passages
+    # (query/feedback.py); empty when none did
+    related_words: list[str] = field(default_factory=list)
 
     @property
     def total_tokens(self) -> int:
@@ -231,6 +234,7 @@ class SearchResult:
             "period": self.period,
             "themes": self.themes,
             "patterns_noticed": self.patterns,
+            "related_words": self.related_words,
             "layers": [
                 {
                     "layer": r.layer,

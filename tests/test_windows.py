@@ -218,3 +218,56 @@ def test_with_meaning_a_message_in_other_words_goes_out_ahead_of_weak_word_match
     with_meaning = shown(True)
     assert gold in with_meaning[0]
     assert any("shop on corner" in text for text in with_meaning)  # the word matches still follow
+
+
+def _training_talk(folder: Path) -> Path:
+    """Twenty short messages in one chunk: three about training a dog with treats as rewards,
+    then one more about it that is longer, one about a petrol card's rewards that is shorter,
+    and one about the treats that never says "rewards"."""
+    texts = {i: "Noted." for i in range(1, 20, 2)}
+    texts.update(
+        {
+            2: "Rewards for Juniper: kangaroo treats during training.",
+            4: "Kangaroo treats work best as rewards in training.",
+            6: "Training rewards: small kangaroo treats, Juniper loves them.",
+            10: "Juniper is doing well and we keep using rewards like kangaroo treats for training, every session.",
+            16: "The rewards points on my petrol card expired at the garage yesterday.",
+            19: "Kangaroo treats keep training sessions with Juniper short and happy.",
+        }
+    )
+    return _export(folder, texts, count=20)
+
+
+def test_related_words_put_the_message_about_the_same_thing_first(
+    conn: sqlite3.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pseudo-relevance feedback (query/feedback.py): of two messages holding the query's one
+    word, the one that shares the best messages' other words goes first, though BM25 alone
+    prefers the shorter one."""
+    from memdex.query import ranking
+
+    index_paths(conn, [_training_talk(tmp_path / "chats")])
+
+    def order() -> tuple[list[int], list[str]]:
+        result = search(conn, "rewards", granularity="chunk")
+        matched = [m for h in result.hits for m in _window(h)["matched"]]
+        return [m for m in matched if m in (10, 16)], result.related_words
+
+    first, related = order()
+    assert first == [10, 16]
+    assert {"kangaroo", "treats", "juniper", "training"} <= set(related)
+    monkeypatch.setattr(ranking, "FEEDBACK_MASS", 0.0)
+    assert order()[0] == [16, 10]
+
+
+def test_related_words_alone_never_make_a_message_evidence_where_the_query_words_reached(
+    conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    "Related words reorder the messages that hold a query word; they bring in no new one."
+    index_paths(conn, [_training_talk(tmp_path / "chats")])
+    result = search(conn, "rewards", granularity="chunk", full_text=True)
+    assert result.related_words
+    matched = {m for h in result.hits for m in _window(h)["matched"]}
+    assert matched == {2, 4, 6, 10, 16}  # not 19, which holds every related word but not "rewards"
+    payload = result.to_dict()
+    assert payload["related_words"] == result.related_words

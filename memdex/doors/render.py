@@ -41,6 +41,8 @@ def results_text(result: SearchResult) -> str:
         lines.append("Filters: " + ", ".join(_filter_text(k, v) for k, v in result.filters.items()))
     for note in result.notes:
         lines.append(f"Note: {note}")
+    if result.related_words:
+        lines.append("Related words, from the best-matching messages: " + ", ".join(result.related_words))
     if result.themes:
         lines.append("Themes: " + themes_text(result.themes))
     if result.truncated_by_budget:

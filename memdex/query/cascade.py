@@ -149,6 +149,7 @@ def _search(conn: sqlite3.Connection, request: SearchRequest) -> SearchResult:
         truncated_by_budget=truncated,
         notes=run.notes,
         semantic=meaning.to_dict() if meaning else None,
+        related_words=run.related,
     )
 
 
@@ -177,6 +178,7 @@ class _Cascade:
         self.chunk_hits: dict[int, Candidate] = {}  # chunk granularity: chunk id -> candidate
         self.layers: list[LayerRun] = []
         self.notes: list[str] = []
+        self.related: list[str] = []  # words of the best messages that counted too (query.feedback)
         self.order: list[Candidate] | None = None  # the fused order, once meaning is fused
         # True while every match has been collected: no layer was cut by its row limit, and the
         # cascade did not stop widening early. Then ``found`` is the number of all matches.
@@ -424,13 +426,13 @@ class _Cascade:
                 self.conn, self.ranked(), explainer_for(self.conn, self.terms), r.max_tokens, self.limit
             )
             if picked is not None:
-                picks, truncated = picked
-                ranked = [p.candidate for p in picks]
-                windows = [p.window for p in picks]
+                self.related = picked.related
+                ranked = [p.candidate for p in picked.picks]
+                windows = [p.window for p in picked.picks]
                 hits, _ = build_hits(
                     self.conn, ranked, self.terms, r.granularity, r.max_tokens, r.full_text, windows
                 )
-                return hits, truncated
+                return hits, picked.truncated
         ranked = self.ranked()[: self.limit]
         return build_hits(self.conn, ranked, self.terms, r.granularity, r.max_tokens, r.full_text)
 

@@ -136,6 +136,23 @@ def nearness(similarity: float | None, nearest: float) -> float:
     return max(0.0, min((similarity - MIN_SIMILARITY) / (nearest - MIN_SIMILARITY), 1.0))
 
 
+# Related words (query/feedback.py): the FEEDBACK_TERMS words that weigh most in the best
+# FEEDBACK_MESSAGES messages (share of the message x how well it ranked x idf) count in every
+# message's score, together as much as FEEDBACK_MASS query words, and in a message that holds
+# a query word at most as much as its own words (query/windows.py). Chats, gold within 2,000
+# tokens (scripts/eval.py --set chats [--model ...]), dev / test: none, words 0.882 / 0.865,
+# meaning 0.895 / 0.905. Chosen on dev from the middle of the flat part, 3 / 10 / 2: words
+# 0.895 / 0.919, meaning 0.895 / 0.932. Around it: mass 1-4 x 3-5 messages x 10-20 words,
+# words dev 0.868-0.895, test 0.878-0.919; meaning dev 0.882-0.908, test 0.892-0.946. Each
+# word at a query word's half instead (not shared out): words 0.895 / 0.919, but meaning fell
+# to 0.868 / 0.932 -- one long wrong message at the top fed itself. Without the cap the same
+# figures, but seven near-identical messages that all hold the related words drowned the one
+# message only meaning found (tests/test_windows.py).
+FEEDBACK_MESSAGES = 3
+FEEDBACK_TERMS = 10
+FEEDBACK_MASS = 2.0
+
+
 def role_weight(role: str) -> float:
     "How much a message's words count for its speaker: 1, or less for a tool, shell or thinking."
     return UNSAID_ROLES.get(role, 1.0)

@@ -7,6 +7,10 @@ At chunk granularity (and so in answers) a conversation's result is a window of 
   word is scored on its own: BM25 with the whole index's idf, plus a share for how well its
   chunk and its conversation ranked, and, with meaning on, for how near in meaning its chunk
   is to the question (``ranking.unit_prior``);
+- the words the best few messages hold besides the query's (``query.feedback``) count too:
+  in a message holding a query word at most as much again as its own words, so they reorder
+  what the query found; in a chunk found by its title or by meaning they pick out the
+  messages to hand out;
 - the best messages, in order, each bring ``WINDOW_BEFORE`` messages before and
   ``WINDOW_AFTER`` after (across a chunk's edge too) until the token budget or the limit is
   reached; windows that overlap or touch are merged, and the budget pays only for new text;
@@ -15,10 +19,10 @@ At chunk granularity (and so in answers) a conversation's result is a window of 
   and listed in the window's ``cut``: it is context, not evidence;
 - each window keeps its speakers (the ``User:`` labels in its text) and each message's time.
 
-A chunk of the pool none of whose messages holds a query word (found by its title or by
-meaning) is handed out whole, as one window. A chunk without message offsets (a note, a
-condensed archive's chunk file, an index built before they existed) competes as one unit,
-scored the same way, and is handed out as the chunk it is.
+A chunk of the pool none of whose messages holds a query word or a related word (found by
+its title or by meaning) is handed out whole, as one window. A chunk without message offsets
+(a note, a condensed archive's chunk file, an index built before they existed) competes as
+one unit, scored the same way, and is handed out as the chunk it is.
 """
 
 from __future__ import annotations
@@ -29,8 +33,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memdex.models import est_tokens
-from memdex.query import ranking
+from memdex.query import feedback, ranking
 from memdex.query.explain import Explainer
+from memdex.query.feedback import Related
 from memdex.query.results import Candidate
 from memdex.store import db
 
@@ -52,6 +57,12 @@ class Turn:
     @property
     def est_tokens(self) -> int:
         return est_tokens(len(self.text.encode("utf-8")))
+
+    @property
+    def said(self) -> str:
+        "The message without its speaker's label (a long message's later piece may have none)."
+        label, sep, body = self.text.partition(": ")
+        return body if sep and len(label) <= 40 and "\n" not in label else self.text
 
 
 @dataclass
@@ -119,6 +130,29 @@ class Pick:
     candidate: Candidate
     chunk_id: int
     window: Window | None = None
+
+
+@dataclass
+class Picked:
+    "What a chunk search hands out: its picks, best first, and how they were chosen."
+
+    picks: list[Pick]
+    truncated: bool  # the budget left some out
+    related: list[str]  # the related words that counted too (query.feedback), heaviest first
+
+
+@dataclass
+class _Piece:
+    "What one unit may be, before it is scored: a message of a conversation, or a chunk."
+
+    candidate: Candidate
+    chunk_id: int
+    prior: float
+    positions: list[int]  # the message's place in its conversation's turns; [] for a chunk
+    text: str  # what was said, without the speaker's label
+    tokens: list[str]
+    weight: float  # how much its words count for its speaker (ranking.role_weight)
+    words: float = 0.0  # its score by the query's words and then the related words
 
 
 @dataclass
@@ -209,11 +243,10 @@ def pick(
     explainer: Explainer,
     budget: int | None,
     limit: int,
-) -> tuple[list[Pick], bool] | None:
+) -> Picked | None:
     """The results of a chunk search over these ranked chunk candidates, best first, within
-    ``budget`` estimated tokens and ``limit`` results, and whether the budget left some out;
-    None when none of the best chunks is a conversation's (then chunks are handed out as they
-    rank)."""
+    ``budget`` estimated tokens and ``limit`` results; None when none of the best chunks is a
+    conversation's (then chunks are handed out as they rank)."""
     pool = ranked[: ranking.WINDOW_POOL]
     chunk_of = {id(c): next(iter(c.chunks)) for c in pool}
     rows = conn.execute(db.query("chunks_around"), {"ids": json.dumps(list(chunk_of.values()))}).fetchall()
@@ -221,8 +254,9 @@ def pick(
     in_pool = {r["id"]: r for r in rows}
     if not any(in_pool[cid]["document_id"] in conversations for cid in chunk_of.values() if cid in in_pool):
         return None
-    units = _units(pool, chunk_of, in_pool, conversations, explainer)
-    return _pack(units, conversations, in_pool, budget, limit)
+    units, related = _units(conn, pool, chunk_of, in_pool, conversations, explainer)
+    picks, truncated = _pack(units, conversations, in_pool, budget, limit)
+    return Picked(picks, truncated, related.words if related else [])
 
 
 def _conversations(rows: list[sqlite3.Row], explainer: Explainer) -> dict[int, _Conversation]:
@@ -253,13 +287,59 @@ def _turns(chunks: list[sqlite3.Row], explainer: Explainer) -> list[Turn] | None
 
 
 def _units(
+    conn: sqlite3.Connection,
     pool: list[Candidate],
     chunk_of: dict[int, int],
     rows: dict[int, sqlite3.Row],
     conversations: dict[int, _Conversation],
     explainer: Explainer,
-) -> list[_Unit]:
-    "Every message of the pool's conversation chunks that holds a query word, and every other chunk, scored."
+) -> tuple[list[_Unit], Related | None]:
+    """Every message of the pool's conversation chunks that holds a query word (or a related
+    word, ``query.feedback``), and every other chunk, scored; and the related words."""
+    pieces = _pieces(pool, chunk_of, rows, conversations, explainer)
+    lengths = [len(piece.tokens) for piece in pieces]
+    mean = sum(lengths) / len(lengths) if lengths else 1.0
+    for piece in pieces:
+        piece.words = explainer.message_score(piece.tokens, mean) * piece.weight
+    best = sorted((p for p in pieces if p.words > 0), key=lambda p: -(p.words + p.prior))
+    related = feedback.related(conn, [(p.text, p.words + p.prior) for p in best], explainer)
+    if related is not None:
+        # In a chunk the query's words reached, the messages holding them are the evidence and
+        # related words only reorder them: they add at most what the message's own words earn.
+        # A chunk the words did not reach (found by its title or by meaning) gives the messages
+        # that hold related words instead of itself whole.
+        reached = {id(p.candidate) for p in pieces if p.words > 0}
+        for piece in pieces:
+            if piece.words > 0:
+                piece.words += min(related.score(piece.text, mean) * piece.weight, piece.words)
+            elif id(piece.candidate) not in reached:
+                piece.words = related.score(piece.text, mean) * piece.weight
+    by_chunk: dict[int, list[_Piece]] = {}
+    for piece in pieces:
+        by_chunk.setdefault(id(piece.candidate), []).append(piece)
+    units: list[_Unit] = []
+    for own in by_chunk.values():
+        c, first = own[0].candidate, own[0]
+        if not first.positions:  # a chunk that is not a conversation's: one unit
+            units.append(_Unit(first.words + first.prior, c, first.chunk_id, c.document_id, []))
+            continue
+        matching = [p for p in own if p.words > 0]
+        if not matching:  # found by its title or by meaning: the chunk as it is
+            units.append(_Unit(first.prior, c, first.chunk_id, c.document_id, [p.positions[0] for p in own]))
+        units += [_Unit(p.words + p.prior, c, p.chunk_id, c.document_id, p.positions) for p in matching]
+    units.sort(key=lambda u: -u.score)
+    return units, related
+
+
+def _pieces(
+    pool: list[Candidate],
+    chunk_of: dict[int, int],
+    rows: dict[int, sqlite3.Row],
+    conversations: dict[int, _Conversation],
+    explainer: Explainer,
+) -> list[_Piece]:
+    """Each message of the pool's conversation chunks and each other chunk, in pool order, with
+    what its chunk and conversation add to its score (``ranking.unit_prior``)."""
     top = max((c.score for c in pool), default=0.0)
 
     def share(score: float) -> float:
@@ -271,16 +351,7 @@ def _units(
     for c in pool:
         conversation_share = max(share(c.score), ranking.CONVERSATION_NEARNESS * near[id(c)])
         best_of_doc[c.document_id] = max(best_of_doc.get(c.document_id, 0.0), conversation_share)
-    plain = {
-        cid: explainer.tokens(rows[cid]["heading"], rows[cid]["text"])
-        for cid in chunk_of.values()
-        if cid in rows and rows[cid]["document_id"] not in conversations
-    }
-    pooled = set(chunk_of.values())
-    lengths = [len(t.tokens) for conv in conversations.values() for t in conv.turns if t.chunk_id in pooled]
-    lengths += [len(tokens) for tokens in plain.values()]
-    mean = sum(lengths) / len(lengths) if lengths else 1.0
-    units: list[_Unit] = []
+    pieces: list[_Piece] = []
     for c in pool:
         cid = chunk_of[id(c)]
         if cid not in rows:
@@ -288,19 +359,13 @@ def _units(
         prior = ranking.unit_prior(share(c.score), best_of_doc[c.document_id], near[id(c)])
         conv = conversations.get(c.document_id)
         if conv is None:
-            units.append(_Unit(explainer.message_score(plain[cid], mean) + prior, c, cid, c.document_id, []))
+            text = f"{rows[cid]['heading'] or ''}\n{rows[cid]['text']}"
+            pieces.append(_Piece(c, cid, prior, [], text, explainer.tokens(text), 1.0))
             continue
-        own = [p for p, t in enumerate(conv.turns) if t.chunk_id == cid]
-        scored = [
-            (explainer.message_score(conv.turns[p].tokens, mean) * ranking.role_weight(conv.turns[p].role), p)
-            for p in own
-        ]
-        matching = [(s, p) for s, p in scored if s > 0]
-        if not matching:  # found by its title or by meaning: the chunk as it is
-            units.append(_Unit(prior, c, cid, c.document_id, own))
-        units += [_Unit(s + prior, c, cid, c.document_id, [p]) for s, p in matching]
-    units.sort(key=lambda u: -u.score)
-    return units
+        for p, t in enumerate(conv.turns):
+            if t.chunk_id == cid:
+                pieces.append(_Piece(c, cid, prior, [p], t.said, t.tokens, ranking.role_weight(t.role)))
+    return pieces
 
 
 def _pack(
