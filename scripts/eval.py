@@ -440,8 +440,10 @@ def eval_chats(work: Path, split: str | None, model: Path | None, keep: bool) ->
         rankers.append(("memdex_meaning", chunks_by(True)))
     rankers.append(("fts5_8_turn_baseline", lambda q: _within(baseline(q), BUDGET)))
     for name, ranker in rankers:
+        started = time.perf_counter()
         results = [(q, found(ranker(q["question"]), q)) for q in questions]
-        section: dict = {"gold_in_budget": mean([float(ok) for _, ok in results])}
+        ms = round((time.perf_counter() - started) / max(len(questions), 1) * 1000, 2)
+        section: dict = {"gold_in_budget": mean([float(ok) for _, ok in results]), "ms_per_query": ms}
         for kind in sorted({q["type"] for q in questions}) + ["dev", "test"]:
             part = [ok for q, ok in results if kind in (q["type"], q["split"])]
             if part:
