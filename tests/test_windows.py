@@ -25,7 +25,9 @@ ASSISTANT = (
 )
 
 
-def _export(folder: Path, texts: dict[int, str], count: int = 14) -> Path:
+def _export(
+    folder: Path, texts: dict[int, str], count: int = 14, uuid: str = "conv-1", name: str = "A long talk"
+) -> Path:
     """A Claude export of one conversation of ``count`` messages, the user's (even) short and
     the assistant's (odd) long, two minutes apart; ``texts`` replaces some of them."""
     start = datetime.fromisoformat("2025-03-02T09:00:00+00:00")
@@ -39,8 +41,8 @@ def _export(folder: Path, texts: dict[int, str], count: int = 14) -> Path:
         for i in range(count)
     ]
     conversation = {
-        "uuid": "conv-1",
-        "name": "A long talk",
+        "uuid": uuid,
+        "name": name,
         "created_at": messages[0]["created_at"],
         "updated_at": messages[-1]["created_at"],
         "chat_messages": messages,
@@ -271,3 +273,52 @@ def test_related_words_alone_never_make_a_message_evidence_where_the_query_words
     assert matched == {2, 4, 6, 10, 16}  # not 19, which holds every related word but not "rewards"
     payload = result.to_dict()
     assert payload["related_words"] == result.related_words
+
+
+def test_related_words_add_at_most_what_a_message_s_own_words_earn(
+    conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    """The cap: a long message full of related words, holding the query's word once, does not
+    pass a message that holds it twice and none of them (without the cap it would)."""
+    texts = {i: "Noted." for i in range(1, 20, 2)}
+    texts.update(
+        {
+            2: "Rewards, rewards: kangaroo treats for Juniper.",
+            4: "Kangaroo treats as rewards, rewards in training.",
+            6: "Training rewards, rewards: kangaroo treats, Juniper.",
+            10: "Rewards again: Juniper, kangaroo treats, training, kangaroo treats, Juniper training, "
+            "small kangaroo treats, Juniper loves kangaroo treats and training with treats.",
+            16: "Rewards, rewards: the shop's points scheme changed.",
+        }
+    )
+    index_paths(conn, [_export(tmp_path / "chats", texts, count=20)])
+    index_paths(conn, [_export(tmp_path / "other", {}, count=40, uuid="conv-2")])  # idf to weigh by
+    result = search(conn, "rewards", granularity="chunk")
+    assert {"kangaroo", "treats"} <= set(result.related_words)
+    matched = [m for h in result.hits for m in _window(h)["matched"] if m in (10, 16)]
+    assert matched == [16, 10]
+
+
+def test_related_words_pick_out_the_messages_of_a_chunk_found_by_its_title(
+    conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    """A conversation found only by its title goes out as the window around its message that
+    holds the related words, not as its whole chunk."""
+    index_paths(conn, [_training_talk(tmp_path / "training")])
+    other = {i: "Noted." for i in range(1, 14, 2)}
+    other.update({i: f"The weather on day {i} was mild and grey." for i in range(0, 14, 2)})
+    other[8] = "Juniper got kangaroo treats after training today."
+    index_paths(conn, [_export(tmp_path / "titled", other, count=14, uuid="conv-2", name="Rewards diary")])
+    hits = [h for h in search(conn, "rewards", granularity="chunk").hits if h.title == "Rewards diary"]
+    assert hits, "the conversation is found by its title"
+    (hit,) = hits
+    assert (hit.matching_chunks[0]["msg_start"], hit.matching_chunks[0]["msg_end"]) == (7, 9)
+    assert _window(hit)["matched"] == [8]
+
+
+def test_a_message_without_its_speaker_s_label() -> None:
+    from memdex.query.windows import Turn
+
+    assert Turn(0, "user", None, "User: Step 1: check the logs.", 1, 0).said == "Step 1: check the logs."
+    # a long message's later piece has no label: a colon in it is not one
+    assert Turn(3, "assistant", None, "Error: the disk is full.", 1, 1).said == "Error: the disk is full."

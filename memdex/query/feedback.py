@@ -21,7 +21,17 @@ from memdex.query.explain import Explainer
 from memdex.query.stem import fold, split_words, stem
 from memdex.query.terms import STOPWORDS, Term
 
-_STOP_STEMS = frozenset(stem(w) for w in STOPWORDS)
+_LOOKUPS = 5  # idf is looked up for this many times FEEDBACK_TERMS of the heaviest words
+
+# Stop words, and what is left of a contraction once the apostrophe splits it ("hasn't"; not
+# "don" and "won", which are words too).
+_STOP_STEMS = frozenset(
+    stem(w)
+    for w in [
+        *STOPWORDS,
+        *"aren couldn didn doesn hadn hasn haven isn mustn shouldn wasn weren wouldn".split(),
+    ]
+)
 
 
 @dataclass
@@ -66,9 +76,12 @@ def related(conn: sqlite3.Connection, best: list[tuple[str, float]], explainer: 
             surface.setdefault(s, w)
     if not weights:
         return None
-    total, frequencies = ranking.index_frequencies(conn, list(weights))
+    # idf is looked up only for the words that weigh most without it: counting a word's
+    # chunks reads its every posting, and long messages hold hundreds of words.
+    heavy = sorted(weights, key=lambda s: (-weights[s], s))[: _LOOKUPS * ranking.FEEDBACK_TERMS]
+    total, frequencies = ranking.index_frequencies(conn, heavy)
     idf = ranking.idf_of(total, frequencies)
-    weighed = {s: weights[s] * idf[s] for s in weights if s in idf}
+    weighed = {s: weights[s] * idf[s] for s in heavy if s in idf}
     chosen = sorted(weighed, key=lambda s: (-weighed[s], s))[: ranking.FEEDBACK_TERMS]
     mass = sum(weighed[s] for s in chosen)
     if not chosen or mass <= 0:

@@ -113,12 +113,12 @@ def bm25_term(idf: float, tf: int, length: int, mean_length: float) -> float:
 # With meaning on (the semantic extra), a chunk's nearness -- its cosine to the question, 0 at
 # MIN_SIMILARITY and 1 at the pool's nearest chunk -- adds MESSAGE_MEANING x nearness to each
 # of its messages, and CONVERSATION_NEARNESS x nearness stands in for its conversation's share
-# when higher. A chunk only meaning found still goes out whole (none of its messages holds a
-# query word). Before, meaning only added chunks below every word match: chats 0.847 with it
-# and without. Chats dev with meaning (scripts/eval.py --set chats --split dev --model ...),
-# MESSAGE_MEANING / CONVERSATION_NEARNESS: 0 / 0: 0.882 | 1 / 0: 0.895 | 1.5-2 / 0.5-1: 0.895
-# (flat) | 3 / 0.5: 0.908 | 4 / 0: 0.908 | 3 / 1: 0.882 | 2 / 2: 0.842. Chosen from the flat
-# middle, not the edge: one dev question is 0.013.
+# when higher. A chunk only meaning found goes out whole unless related words pick out its
+# messages (none of them holds a query word). Before, meaning only added chunks below every
+# word match: chats 0.847 with it and without. Chats dev with meaning (scripts/eval.py --set
+# chats --split dev --model ...), MESSAGE_MEANING / CONVERSATION_NEARNESS: 0 / 0: 0.882 |
+# 1 / 0: 0.895 | 1.5-2 / 0.5-1: 0.895 (flat) | 3 / 0.5: 0.908 | 4 / 0: 0.908 | 3 / 1: 0.882 |
+# 2 / 2: 0.842. Chosen from the flat middle, not the edge: one dev question is 0.013.
 MESSAGE_MEANING = 2.0
 CONVERSATION_NEARNESS = 1.0
 

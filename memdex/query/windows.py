@@ -60,9 +60,9 @@ class Turn:
 
     @property
     def said(self) -> str:
-        "The message without its speaker's label (a long message's later piece may have none)."
-        label, sep, body = self.text.partition(": ")
-        return body if sep and len(label) <= 40 and "\n" not in label else self.text
+        "The message without its speaker's label (a long message's later piece has none)."
+        label = f"{self.role.title()}: "  # as ingest.chat writes it (ROLE_LABELS)
+        return self.text[len(label) :] if self.text.startswith(label) else self.text
 
 
 @dataclass
@@ -301,15 +301,18 @@ def _units(
     mean = sum(lengths) / len(lengths) if lengths else 1.0
     for piece in pieces:
         piece.words = explainer.message_score(piece.tokens, mean) * piece.weight
-    best = sorted((p for p in pieces if p.words > 0), key=lambda p: -(p.words + p.prior))
+    # Related words come from conversations' messages and count only there: a note's chunk
+    # ranks as it did before.
+    said = [p for p in pieces if p.positions]
+    best = sorted((p for p in said if p.words > 0), key=lambda p: -(p.words + p.prior))
     related = feedback.related(conn, [(p.text, p.words + p.prior) for p in best], explainer)
     if related is not None:
         # In a chunk the query's words reached, the messages holding them are the evidence and
         # related words only reorder them: they add at most what the message's own words earn.
         # A chunk the words did not reach (found by its title or by meaning) gives the messages
         # that hold related words instead of itself whole.
-        reached = {id(p.candidate) for p in pieces if p.words > 0}
-        for piece in pieces:
+        reached = {id(p.candidate) for p in said if p.words > 0}
+        for piece in said:
             if piece.words > 0:
                 piece.words += min(related.score(piece.text, mean) * piece.weight, piece.words)
             elif id(piece.candidate) not in reached:
