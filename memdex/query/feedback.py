@@ -14,6 +14,7 @@ no model and no synonym table.
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from dataclasses import dataclass
 
 from memdex.query import ranking
@@ -50,10 +51,11 @@ class Related:
     def score(self, text: str, mean_length: float) -> float:
         "BM25 of a text (a message, or a chunk) for the related words, each by its weight."
         tokens = self.reader.tokens(text)
+        counts = Counter(tokens)
         return sum(
-            weight * ranking.bm25_term(self.idf[s], tokens.count(s), len(tokens), mean_length)
+            weight * ranking.bm25_term(self.idf[s], counts[s], len(tokens), mean_length)
             for s, weight in self.weights.items()
-            if s in tokens
+            if counts[s]
         )
 
 
