@@ -33,6 +33,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypeVar
 
 import click
 
@@ -44,6 +45,7 @@ SERENA_QUERIES = HERE / "eval_data" / "serena-queries.jsonl"
 _WORD = re.compile(r"[^\W_]+")
 
 Ranker = Callable[[list[dict]], list[list[str]]]  # queries -> ranked keys per query
+T = TypeVar("T")
 
 
 # -- metrics --------------------------------------------------------------------------------
@@ -207,7 +209,8 @@ def _dedupe(keys: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
-def timed(ranker: Ranker, queries: list[dict]) -> tuple[list[list[str]], float]:
+def timed(ranker: Callable[[list[dict]], list[T]], queries: list[dict]) -> tuple[list[T], float]:
+    "What the ranker gives for each query, and the mean milliseconds a query took."
     started = time.perf_counter()
     ranked = ranker(queries)
     return ranked, round((time.perf_counter() - started) / max(len(queries), 1) * 1000, 2)
@@ -440,9 +443,8 @@ def eval_chats(work: Path, split: str | None, model: Path | None, keep: bool) ->
         rankers.append(("memdex_meaning", chunks_by(True)))
     rankers.append(("fts5_8_turn_baseline", lambda q: _within(baseline(q), BUDGET)))
     for name, ranker in rankers:
-        started = time.perf_counter()
-        results = [(q, found(ranker(q["question"]), q)) for q in questions]
-        ms = round((time.perf_counter() - started) / max(len(questions), 1) * 1000, 2)
+        passages, ms = timed(lambda qs, rank=ranker: [rank(q["question"]) for q in qs], questions)
+        results = [(q, found(p, q)) for q, p in zip(questions, passages, strict=True)]
         section: dict = {"gold_in_budget": mean([float(ok) for _, ok in results]), "ms_per_query": ms}
         for kind in sorted({q["type"] for q in questions}) + ["dev", "test"]:
             part = [ok for q, ok in results if kind in (q["type"], q["split"])]
