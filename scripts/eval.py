@@ -459,6 +459,125 @@ def eval_chats(work: Path, split: str | None, model: Path | None, keep: bool) ->
     return out
 
 
+# -- LoCoMo ---------------------------------------------------------------------------------
+LOCOMO = DATA / "locomo-dev"
+LOCOMO_CATEGORIES = {1: "multi_hop", 2: "temporal", 3: "open_domain", 4: "single_hop"}
+
+
+def collapsed(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def locomo_questions(split: str | None) -> list[dict]:
+    """LoCoMo's development half: 760 questions with the exact text of their gold turns. Split
+    in halves by question number within each conversation (even: dev, odd: test)."""
+    questions = [json.loads(line) for line in (LOCOMO / "gold.jsonl").read_text().splitlines() if line]
+    for q in questions:
+        q["split"] = "dev" if int(q["id"].rpartition("-q")[2]) % 2 == 0 else "test"
+    return [q for q in questions if split in (None, q["split"])]
+
+
+def locomo_turns() -> dict[str, list[str]]:
+    "Each session's turns in order, as the exports hold them (for the baseline)."
+    out: dict[str, list[str]] = {}
+    for conv in json.loads((LOCOMO / "chatgpt" / "conversations.json").read_text()):
+        mapping, node, turns = conv["mapping"], conv["current_node"], []
+        while node and mapping[node].get("message"):
+            turns.append(mapping[node]["message"]["content"]["parts"][0])
+            node = mapping[node]["parent"]
+        out[conv["id"]] = turns[::-1]
+    for conv in json.loads((LOCOMO / "claude" / "conversations.json").read_text()):
+        messages = sorted(conv["chat_messages"], key=lambda m: m["created_at"])
+        out[conv["uuid"]] = [m["text"] for m in messages]
+    return out
+
+
+def turn_baseline(sessions: dict[str, list[str]], size: int = 8) -> Callable[[str], list[str]]:
+    "Plain FTS5 over runs of ``size`` turns, best first within the budget: the passages' texts."
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE c USING fts5(body, tokenize='porter unicode61')")
+    for turns in sessions.values():
+        for a in range(0, len(turns), size):
+            conn.execute("INSERT INTO c VALUES (?)", ("\n\n".join(turns[a : a + size]),))
+
+    def rank(question: str) -> list[str]:
+        words = _WORD.findall(question.lower())
+        match = " OR ".join(f'"{w}"' for w in words) or '""'
+        rows = conn.execute("SELECT body FROM c WHERE c MATCH ? ORDER BY bm25(c) LIMIT 100", (match,))
+        out, total = [], 0
+        for (body,) in rows:
+            tokens = (len(body.encode("utf-8")) + 3) // 4
+            if total + tokens > BUDGET:
+                break
+            out.append(body)
+            total += tokens
+        return out
+
+    return rank
+
+
+def eval_locomo(work: Path, split: str | None, model: Path | None, keep: bool, limit: int) -> dict:
+    """LoCoMo (Maharana et al., ACL 2024), the five conversations of ../shared/data/locomo-dev as
+    ChatGPT and Claude exports. Each question is searched at chunk granularity within 2,000
+    tokens; a gold turn counts when its whole text is inside one result's text (whitespace
+    collapsed, case folded), and a question scores the share of its gold turns covered."""
+    questions = locomo_questions(split)
+    db_path = work / "locomo.db"
+    built = build(db_path, [LOCOMO / "chatgpt", LOCOMO / "claude"], model, keep)
+    conn = memdex.open_index(db_path)
+    baseline = turn_baseline(locomo_turns())
+
+    def passages_by(semantic: bool) -> Callable[[str], list[str]]:
+        def texts(question: str) -> list[str]:
+            request = memdex.SearchRequest(
+                question,
+                granularity="chunk",
+                max_tokens=BUDGET,
+                limit=limit,
+                semantic=semantic,
+                full_text=True,
+            )
+            result = memdex.search(conn, request)
+            if result.total_tokens > BUDGET:
+                raise AssertionError(f"{question!r}: {result.total_tokens} tokens, over the budget")
+            return [h.text or "" for h in result.hits]
+
+        return texts
+
+    def covered(passages: list[str], q: dict) -> float:
+        shown = [collapsed(p) for p in passages]
+        return sum(any(collapsed(g) in p for p in shown) for g in q["gold_turns"]) / len(q["gold_turns"])
+
+    out: dict = {
+        "questions": len(questions),
+        "split": split or "all",
+        "limit": limit,
+        "budget_tokens": BUDGET,
+    }
+    out.update(built)
+    rankers: list[tuple[str, Callable[[str], list[str]]]] = [("memdex", passages_by(False))]
+    if model is not None:
+        rankers.append(("memdex_meaning", passages_by(True)))
+    rankers.append(("fts5_8_turn_baseline", baseline))
+    for name, ranker in rankers:
+        passages, ms = timed(lambda qs, rank=ranker: [rank(q["query"]) for q in qs], questions)
+        scores = [(q, covered(p, q)) for q, p in zip(questions, passages, strict=True)]
+        section: dict = {"gold_in_budget": mean([s for _, s in scores]), "ms_per_query": ms}
+        for part, wanted in [*LOCOMO_CATEGORIES.items(), ("dev", "dev"), ("test", "test")]:
+            chosen = [s for q, s in scores if wanted in (q["split"], LOCOMO_CATEGORIES[q["category"]])]
+            if chosen:
+                section[LOCOMO_CATEGORIES.get(part, str(part))] = mean(chosen)
+        if name.startswith("memdex"):
+            section["misses"] = [
+                {"id": q["id"], "question": q["query"], "gold": q["gold_turns"], "covered": s}
+                for q, s in scores
+                if s < 1
+            ]
+        out[name] = section
+    conn.close()
+    return out
+
+
 # -- Serena ---------------------------------------------------------------------------------
 def eval_serena(work: Path, split: str | None, via_cli: bool, model: Path | None, keep: bool) -> dict:
     root = DATA / "serena-memories"
@@ -533,7 +652,7 @@ def set_weights(spec: str) -> dict[str, float]:
 @click.option(
     "--set",
     "which",
-    type=click.Choice(["all", "scifact", "serena", "chats"]),
+    type=click.Choice(["all", "scifact", "serena", "chats", "locomo"]),
     default="all",
     show_default=True,
 )
@@ -555,6 +674,13 @@ def set_weights(spec: str) -> dict[str, float]:
 )
 @click.option("--via-cli", is_flag=True, help="Search through `memdex search --batch` in a subprocess.")
 @click.option("--misses", is_flag=True, help="List the Serena and chat queries memdex misses.")
+@click.option(
+    "--locomo-limit",
+    type=int,
+    default=10,
+    show_default=True,
+    help="Results per LoCoMo question (the budget is 2,000 tokens either way).",
+)
 @click.option("--work", type=click.Path(file_okay=False, path_type=Path), help="Keep notes and indexes here.")
 def main(
     which: str,
@@ -565,6 +691,7 @@ def main(
     fusion: str | None,
     via_cli: bool,
     misses: bool,
+    locomo_limit: int,
     work: Path | None,
 ) -> None:
     """Measure ranking quality (JSON on stdout).
@@ -589,6 +716,8 @@ def main(
             result["serena"] = eval_serena(folder, split, via_cli, model, keep)
         if which in ("all", "chats"):
             result["chats"] = eval_chats(folder, split, model, keep)
+        if which in ("all", "locomo"):
+            result["locomo"] = eval_locomo(folder, split, model, keep, locomo_limit)
         if not misses:
             for section in result.values():
                 for ranker in section.values() if isinstance(section, dict) else []:

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Answer mode, measured: rounds taken, what refinement adds, and whether citations resolve.
 
-On the Serena query set (scripts/eval_data/serena-queries.jsonl, 150 queries) and the chat
-questions (scripts/eval_data/chats, 150 questions over 12 long conversations):
+On the Serena query set (scripts/eval_data/serena-queries.jsonl, 150 queries), the chat
+questions (scripts/eval_data/chats, 150 questions over 12 long conversations) and LoCoMo's
+development half (../shared/data/locomo-dev, 760 questions over 5 long conversations):
 
 - rounds: how many search rounds each question takes, and why refinement stopped;
 - what refinement adds: Serena recall@10 of the ranked results, and for both sets whether
   the right evidence is among the sources an answer sends (Serena: the relevant file; chats:
-  the gold turns inside the passages), with one round and with up to three;
+  the gold turns inside the passages; LoCoMo: the share of the gold turns whose text is inside
+  a passage), with one round and with up to three;
 - citations: every citation of every answer must name a source that was sent -- counted,
   with the unresolved ones listed (there should be none).
 
@@ -32,7 +34,18 @@ from pathlib import Path
 from typing import Any
 
 import click
-from eval import CHATS, DATA, SERENA_QUERIES, chat_exports, fresh, mean, recall_at
+from eval import (
+    CHATS,
+    DATA,
+    LOCOMO,
+    SERENA_QUERIES,
+    chat_exports,
+    collapsed,
+    fresh,
+    locomo_questions,
+    mean,
+    recall_at,
+)
 
 import memdex
 from memdex.answer.claude import Settings
@@ -174,9 +187,32 @@ def chats(
     return out
 
 
+def locomo(
+    work: Path, split: str | None, settings: Settings, use_llm: bool, min_relevance: float | None
+) -> dict[str, Any]:
+    """LoCoMo's development half (../shared/data/locomo-dev): the share of each question's gold
+    turns whose whole text is inside a passage sent (whitespace collapsed, case folded)."""
+    db_path = fresh(work / "locomo.db")
+    conn = memdex.open_index(db_path)
+    memdex.index_paths(conn, [LOCOMO / "chatgpt", LOCOMO / "claude"])
+    items = locomo_questions(split)
+
+    def evidence(a: Answer, q: dict[str, Any]) -> float:
+        sent = [collapsed(p.text) for s in a.sources for p in s.passages]
+        return sum(any(collapsed(g) in t for t in sent) for g in q["gold_turns"]) / len(q["gold_turns"])
+
+    out = run_set(conn, items, "query", evidence, CHAT_BUDGET, settings, use_llm, min_relevance)
+    conn.close()
+    return out
+
+
 @click.command()
 @click.option(
-    "--set", "which", type=click.Choice(["all", "serena", "chats"]), default="all", show_default=True
+    "--set",
+    "which",
+    type=click.Choice(["all", "serena", "chats", "locomo"]),
+    default="all",
+    show_default=True,
 )
 @click.option("--split", type=click.Choice(["dev", "test"]), help="Questions of one split only.")
 @click.option("--no-llm", is_flag=True, help="Extractive answers even when a key is set.")
@@ -204,6 +240,8 @@ def main(which: str, split: str | None, no_llm: bool, min_relevance: float | Non
             result["serena"] = serena(folder, split, settings, not no_llm, min_relevance)
         if which in ("all", "chats"):
             result["chats"] = chats(folder, split, settings, not no_llm, min_relevance)
+        if which in ("all", "locomo"):
+            result["locomo"] = locomo(folder, split, settings, not no_llm, min_relevance)
         click.echo(json.dumps(result, indent=2))
 
 
