@@ -52,6 +52,28 @@ def test_a_month_word_is_a_date_where_it_reads_as_one(text: str, months: list[in
     assert all(n.casefold() in words for n in name)  # a name is searched as a word
 
 
+@pytest.mark.parametrize(
+    "text, key",
+    [
+        ("When is Jon's group performing?", ["jon", "group", "performing"]),
+        ("What are Melanie's pets' names?", ["melanie", "pets", "names"]),
+        ("Grandma’s gift", ["grandma", "gift"]),  # a typographic apostrophe
+        ("what's the plan", ["plan"]),  # "what" is a stopword, with or without its 's
+        ("O'Brien notes", ["o'brien", "notes"]),  # an apostrophe inside a word stays
+    ],
+)
+def test_a_possessive_is_its_word(text: str, key: list[str]) -> None:
+    """FTS5 splits "Jon's" into "jon" and "s": as a phrase it found only the possessive, never
+    "Jon" alone (in LoCoMo every message starts "Jon: ..."; issue 25)."""
+    assert [t.text for t in parse_query(text).key_terms] == key
+
+
+def test_a_month_name_in_the_possessive_is_a_name() -> None:
+    "\"of June's vet\" is someone's vet, not a month: \"of June\" alone would read as a date."
+    parsed = parse_query("What's the name of June's vet?")
+    assert parsed.months == [] and "june" in [t.text for t in parsed.key_terms]
+
+
 HOSTILE = [
     '"',
     '""',

@@ -20,6 +20,7 @@ from typing import Any
 from memdex.query import period
 from memdex.query.stem import WORD
 
+POSSESSIVES = True
 MAX_TERMS = 32  # a pasted paragraph is still a query, of its 32 most useful words
 _YEAR = re.compile(r"^(19|20)\d\d$")
 
@@ -90,6 +91,10 @@ MONTH_LEADS = frozenset(
     through to between and or around on""".split()
 )
 _DAY = re.compile(r"^(0?[1-9]|[12]\d|3[01])(st|nd|rd|th)?$")
+# A possessive ending: "Jon's", "Jon’s", "pets'" are Jon and pets. FTS5 splits "Jon's" into
+# "jon" and "s", so the phrase "jon s" would find only the possessive itself, never "Jon" (as
+# Lucene's EnglishPossessiveFilter, the ending is dropped; "what's" is "what", a stopword).
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s?(?=[^\w]*$)", re.IGNORECASE)
 
 
 @dataclass
@@ -165,13 +170,19 @@ def parse_query(text: str, *, date_words: bool = True) -> ParsedQuery:
         parsed.date_words += [s.words for s in parsed.spans]
     seen: set[str] = set()
     pieces = text.replace("\x00", " ").split()
+    owners = set()  # places of possessives: "June's vet" is about someone called June, never a date
+    if POSSESSIVES:
+        for i, piece in enumerate(pieces):
+            pieces[i] = _POSSESSIVE.sub("", piece)
+            if pieces[i] != piece:
+                owners.add(i)
     dates: list[int] = []  # places of the pieces read as years or months
     names: dict[int, Term] = {}  # month words that do not read as dates where they stand
     for i, piece in enumerate(pieces):
         toks = tokens(piece)
         if not toks:
             continue
-        date_word = date_words and len(toks) == 1 and _is_date_word(_bare(piece))
+        date_word = date_words and len(toks) == 1 and i not in owners and _is_date_word(_bare(piece))
         if date_word and (_YEAR.match(toks[0]) or _reads_as_date(pieces, i)):
             dates.append(i)
             continue
