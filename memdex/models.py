@@ -107,7 +107,7 @@ class Hit:
     chunk_count: int = 0  # chunks the whole document has
     file_to_read: str = ""  # an archive's condensed chunk file; else empty: the source file
     # At chunk granularity in a conversation: the window of messages handed out (a
-    # query.windows.Window); its text, messages and tokens are what the hit reports.
+    # memdex.passages.Window); its text, messages and tokens are what the hit reports.
     passage: Any = None
 
     @property
@@ -211,7 +211,7 @@ class SearchResult:
     # counted (query/themes.py), with how many documents were shown
     patterns: list[dict[str, Any]] = field(default_factory=list)
     # words of the best-matching messages that counted too in ranking conversation passages
-    # (query/feedback.py); empty when none did
+    # (passages/feedback.py); empty when none did
     related_words: list[str] = field(default_factory=list)
 
     @property

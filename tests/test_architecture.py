@@ -13,7 +13,7 @@ from memdex.query.request import _FILTERS, _OPTIONS, _RENAMED, SearchRequest
 
 PACKAGE = Path(memdex.__file__).parent
 REPO = PACKAGE.parent
-ROOMS = {"store", "ingest", "watch", "query", "answer", "serena", "doors"}
+ROOMS = {"store", "ingest", "watch", "query", "passages", "answer", "serena", "doors"}
 TOP_LEVEL = {"__init__", "__main__", "errors", "models", "utils"}  # shared by every room
 
 
@@ -99,7 +99,7 @@ def test_no_weight_is_declared_outside_ranking() -> None:
     an index row's keywords; that ranks no result.)"""
     declared = {
         path.relative_to(REPO).as_posix()
-        for room in ("query", "answer")
+        for room in ("query", "passages", "answer")
         for path in (PACKAGE / room).rglob("*.py")
         if re.search(r"^[A-Z_]*WEIGHTS? = ", path.read_text(), re.M)
     }

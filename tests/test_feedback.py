@@ -1,4 +1,4 @@
-"""Related words (query/feedback.py): what the best-matching messages add to a query, weighed
+"""Related words (passages/feedback.py): what the best-matching messages add to a query, weighed
 with the idf of a real index."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from memdex.ingest.pipeline import index_paths
+from memdex.passages.feedback import related
 from memdex.query import ranking
-from memdex.query.feedback import related
 from memdex.query.results import explainer_for
 from memdex.query.terms import parse_query
 
@@ -49,3 +49,22 @@ def test_no_related_words_from_nothing(conn: sqlite3.Connection, tmp_path: Path)
     explainer = explainer_for(conn, parse_query("kangaroo treats").terms)
     assert related(conn, [], explainer) is None
     assert related(conn, [("Kangaroo treats, the.", 1.0)], explainer) is None  # only its own words
+
+
+def test_negations_and_tags_give_no_related_words(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    """Issue 26: "don" (of "don't") and "ide" (of <ide_opened_file>) were listed as related
+    words. A negation and a tag are taken out whole; "won" the verb stays."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# A\n\nDon won the kangaroo race. I don't know.\n")
+    (notes / "b.md").write_text("# B\n\nOpened the ide file. We won't say.\n")
+    index_paths(conn, [notes])
+    explainer = explainer_for(conn, parse_query("rewards").terms)
+    best = [
+        ("Rewards: I don't know, we don't care, don't ask. <ide_opened_file>x</ide_opened_file>", 2.0),
+        ("Rewards, don't they? Juniper won the kangaroo race; we won't stop.", 1.0),
+    ]
+    found = related(conn, best, explainer)
+    assert found is not None
+    assert "kangaroo" in found.words and "won" in found.words
+    assert not {"don", "ide", "opened_file", "opened", "file"} & set(found.words)

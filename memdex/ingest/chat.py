@@ -5,7 +5,7 @@
   unless ``--chunk-tokens`` says otherwise); a single message longer than the bound is cut at
   blank lines. Each chunk keeps its speaker roles and message range, and where each of its
   messages starts (``messages``: index, offset, role, time), so a search can hand out the
-  messages around a match rather than the whole chunk (``query.windows``); none is empty.
+  messages around a match rather than the whole chunk (``memdex.passages``); none is empty.
 - Signals are documented heuristics over the text (see SIGNALS).
 - Topics: the title, and the conversation's most distinctive words: the words it uses most,
   counted twice when the user writes them, less stopwords and words under 4 letters. Tool

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdex.errors import QuerySyntaxError
 from memdex.models import Hit, LayerRun, SearchResult
+from memdex.passages import choose
 from memdex.query import ranking, synonyms
 from memdex.query.listing import list_period
 from memdex.query.ranking import (
@@ -39,7 +40,6 @@ from memdex.query.request import Filters, SearchRequest, as_request
 from memdex.query.results import Candidate, best_chunks, build_hits, explainer_for
 from memdex.query.terms import ParsedQuery, Term, all_of, any_of, parse_query
 from memdex.query.themes import patterns_noticed
-from memdex.query.windows import pick
 from memdex.store import db
 
 if TYPE_CHECKING:
@@ -178,7 +178,7 @@ class _Cascade:
         self.chunk_hits: dict[int, Candidate] = {}  # chunk granularity: chunk id -> candidate
         self.layers: list[LayerRun] = []
         self.notes: list[str] = []
-        self.related: list[str] = []  # words of the best messages that counted too (query.feedback)
+        self.related: list[str] = []  # words of the best messages that counted too (passages.feedback)
         self.order: list[Candidate] | None = None  # the fused order, once meaning is fused
         # True while every match has been collected: no layer was cut by its row limit, and the
         # cascade did not stop widening early. Then ``found`` is the number of all matches.
@@ -421,20 +421,42 @@ class _Cascade:
     def hits(self) -> tuple[list[Hit], bool]:
         r = self.request
         if r.granularity == "chunk" and self.ranked():
-            # conversations hand out windows of messages, ranked message by message
-            picked = pick(
+            # what of the ranked chunks is handed out: windows of conversations' messages
+            picked = choose(
                 self.conn, self.ranked(), explainer_for(self.conn, self.terms), r.max_tokens, self.limit
             )
             if picked is not None:
                 self.related = picked.related
                 ranked = [p.candidate for p in picked.picks]
                 windows = [p.window for p in picked.picks]
+                scores = ranking.shown_scores([[p.score for p in picked.picks]])
                 hits, _ = build_hits(
-                    self.conn, ranked, self.terms, r.granularity, r.max_tokens, r.full_text, windows
+                    self.conn, ranked, self.terms, r.granularity, r.max_tokens, r.full_text, windows, scores
                 )
                 return hits, picked.truncated
         ranked = self.ranked()[: self.limit]
-        return build_hits(self.conn, ranked, self.terms, r.granularity, r.max_tokens, r.full_text)
+        return build_hits(
+            self.conn,
+            ranked,
+            self.terms,
+            r.granularity,
+            r.max_tokens,
+            r.full_text,
+            scores=self._shown(ranked),
+        )
+
+    def _shown(self, ranked: list[Candidate]) -> list[float]:
+        "The score each ranked candidate shows: its stage's (or the fusion's), lifted in order."
+        groups: list[list[float]] = []
+        last: object = None
+        for c in ranked:
+            fused = self.order is not None and not (ranking.ALL_TERMS_FIRST and c.stage <= 4)
+            key = "fused" if fused else c.stage
+            if key != last:
+                groups.append([])
+                last = key
+            groups[-1].append(c.fused if fused else c.score)
+        return ranking.shown_scores(groups)
 
 
 _LAYER_TABLES = {1: "documents_fts", 3: "chunks_fts"}

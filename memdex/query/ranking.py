@@ -68,27 +68,24 @@ BODY_WEIGHT = 0.5
 # (scripts/eval.py --set chats); flat from 1.0 to 3.0.
 CHUNK_CONTEXT_WEIGHT = 1.0
 
-# -- conversation passages (query/windows.py) -----------------------------------------------
+# -- conversation passages (passages/) ------------------------------------------------------
 # At chunk granularity a conversation hands out windows of messages, not whole chunks. The
-# messages of the best WINDOW_POOL chunks are ranked one by one:
+# messages of the best WINDOW_POOL chunks are scored one by one (passages/evidence.py):
 #   BM25 of the message (MESSAGE_K1, MESSAGE_B; idf of the whole index, length against the
-#   pool's mean message)
-#   + CHUNK_PRIOR x its chunk's score / the pool's best
-#   + CONVERSATION_PRIOR x its conversation's best chunk score / the pool's best,
+#   pool's mean message), plus the related words (FEEDBACK_*)
+#   + NEIGHBOUR_WEIGHT x the better of its neighbours' words
+#   + CHUNK_PRIOR x its chunk's place share + CONVERSATION_PRIOR x its conversation's best
+#     chunk's place share (place_share: by the cascade's order, not its scores),
 # and windows of WINDOW_BEFORE / WINDOW_AFTER messages around the best fill the budget.
-# Chat questions with their gold turns whole inside 2,000 tokens, dev split (scripts/eval.py
-# --set chats --split dev; whole chunks: 0.829): messages by BM25 alone 0.776; with the
-# conversation prior 4 and the chunk prior 0.75, 0.868 (flat over 3-5 and 0.5-1; 8: 0.855);
-# context cut as below 0.882 (whole context 0.855). A pool of 30, 50 or 100 chunks, b 0.5-0.9,
-# the pool's mean length or a fixed 60 words: all the same. Tried and dropped: a message
-# scoring its neighbours' words too (0.3: 0.868, 1.0: 0.816), the user's messages weighed
-# 1.5-3x (0.868-0.842), a later message preferred (0.5: 0.868, 2: 0.842), windows of +-2
-# (0.868), context a user message answers and nothing before a user message (0.842).
+# Measured, gold turns whole within 2,000 tokens (scripts/eval.py --set locomo / chats):
+# see PASSAGES_MEASURED below.
 WINDOW_POOL = 50
 MESSAGE_K1 = 1.2
 MESSAGE_B = 0.75
-CHUNK_PRIOR = 0.75
+NEIGHBOUR_WEIGHT = 0.5
+CHUNK_PRIOR = 4.0
 CONVERSATION_PRIOR = 4.0
+PLACE_HALF = 10  # a chunk's place share is PLACE_HALF / (PLACE_HALF + its place): 1, 0.91, ... 0.5 at 10
 WINDOW_BEFORE = 1
 WINDOW_AFTER = 1
 # A message around a match is context: shown whole when it is at most its speaker's
@@ -124,9 +121,17 @@ CONVERSATION_NEARNESS = 1.0
 
 
 def unit_prior(chunk_share: float, conversation_share: float, nearness: float = 0.0) -> float:
-    """What a message's chunk and conversation add to its score: each share is 0-1 of the pool's
-    best; ``nearness`` is its chunk's, 0-1 (:func:`nearness`)."""
+    """What a message's chunk and conversation add to its score: each share is 0-1
+    (:func:`place_share`); ``nearness`` is its chunk's, 0-1 (:func:`nearness`)."""
     return CHUNK_PRIOR * chunk_share + CONVERSATION_PRIOR * conversation_share + MESSAGE_MEANING * nearness
+
+
+def place_share(place: int) -> float:
+    """How a chunk's place in the cascade's order (0-based) counts: 1 for the first, half at
+    PLACE_HALF. By place, not by score: chunks that matched every key word come first whatever
+    their BM25, and the any-term pass's scores add a document's context, so the scores of the
+    cascade's stages do not compare."""
+    return PLACE_HALF / (PLACE_HALF + place)
 
 
 def nearness(similarity: float | None, nearest: float) -> float:
@@ -136,10 +141,10 @@ def nearness(similarity: float | None, nearest: float) -> float:
     return max(0.0, min((similarity - MIN_SIMILARITY) / (nearest - MIN_SIMILARITY), 1.0))
 
 
-# Related words (query/feedback.py): the FEEDBACK_TERMS words that weigh most in the best
+# Related words (passages/feedback.py): the FEEDBACK_TERMS words that weigh most in the best
 # FEEDBACK_MESSAGES messages (share of the message x how well it ranked x idf) count in every
 # message's score, together as much as FEEDBACK_MASS query words, and in a message that holds
-# a query word at most as much as its own words (query/windows.py). Chats, gold within 2,000
+# a query word at most as much as its own words (passages/evidence.py). Chats, gold within 2,000
 # tokens (scripts/eval.py --set chats [--model ...]), dev / test: none, words 0.882 / 0.865,
 # meaning 0.895 / 0.905. Chosen on dev from the middle of the flat part, 3 / 10 / 2: words
 # 0.895 / 0.919, meaning 0.895 / 0.932. Around it: mass 1-4 x 3-5 messages x 10-20 words,
@@ -209,6 +214,28 @@ def meaning_weight(conversation: bool) -> float:
 def meaning_relevance(similarity: float) -> float:
     "Relevance of a result only meaning found: its layer's weight x its cosine to the query."
     return LAYER_WEIGHT[MEANING_LAYER] * max(0.0, min(similarity, 1.0))
+
+
+def shown_scores(groups: list[list[float]]) -> list[float]:
+    """The ``score`` each result shows, in result order: higher is always earlier.
+
+    ``groups`` are the raw scores of the results, group by group in the order shown (the
+    cascade's stages: a layer's all-words matches, then the any-word pass; with meaning, the
+    fused rest), each group's already best first. A group's scores (BM25, or the fused
+    reciprocal-rank score) compare only within it, so each group keeps its own differences and
+    is lifted just above the groups after it."""
+    out: list[list[float]] = []
+    floor: float | None = None  # the best score of the groups after this one
+    for raw in reversed(groups):
+        lift = 0.0 if floor is None or not raw else max(0.0, floor - min(raw) + SHOWN_GAP)
+        shown = [round(r + lift, 4) for r in raw]
+        out.append(shown)
+        if shown:
+            floor = shown[0] if floor is None else max(floor, shown[0])
+    return [v for group in reversed(out) for v in group]
+
+
+SHOWN_GAP = 0.01  # how far a group's last result stays above the next group's first
 
 
 def bm25_params() -> dict[str, float]:

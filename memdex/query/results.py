@@ -21,7 +21,7 @@ from memdex.store import db
 from memdex.utils import Budget
 
 if TYPE_CHECKING:
-    from memdex.query.windows import Window
+    from memdex.passages import Window
 
 
 @dataclass
@@ -132,10 +132,12 @@ def build_hits(
     max_tokens: int | None,
     full_text: bool,
     windows: list[Window | None] | None = None,
+    scores: list[float] | None = None,
 ) -> tuple[list[Hit], bool]:
     """Hits for the ranked candidates, in order, until the token budget would be passed; at
     chunk granularity ``windows`` (one per candidate, or None) are the conversation passages
-    handed out in place of the candidates' chunks (``query.windows``)."""
+    handed out in place of the candidates' chunks (``memdex.passages``). ``scores`` are the
+    scores the hits show, one per candidate (``ranking.shown_scores``); else their own."""
     if not ranked:
         return [], False
     explainer = explainer_for(conn, terms)
@@ -186,7 +188,7 @@ def build_hits(
             tags=json.loads(doc["tags"]),
             date=doc["date"],
             date_source=doc["date_source"],
-            score=round(cand.score, 4),
+            score=round(scores[n] if scores else cand.score, 4),
             relevance=round(relevance, 3),
             match_layer=cand.layer,
             why_relevant=why,

@@ -1,4 +1,4 @@
-"""Conversation passages (query/windows.py): messages ranked one by one, windows of messages
+"""Conversation passages (memdex/passages/): messages ranked one by one, windows of messages
 around the best, on Claude exports written under tmp_path and indexed into a real SQLite file.
 Issue 15: "cut the passage around the matching messages ... do not hand out whole chunks"."""
 
@@ -14,8 +14,8 @@ import pytest
 from memdex.answer.passages import pack
 from memdex.ingest.pipeline import index_paths
 from memdex.models import Hit, est_tokens
+from memdex.passages import merge, seeds
 from memdex.query.cascade import search
-from memdex.query.windows import merge, seeds
 
 USER = "Thanks, that sounds like a sensible plan for the next couple of weeks."
 ASSISTANT = (
@@ -79,29 +79,54 @@ def test_a_window_is_the_matching_message_with_its_neighbours_speakers_and_times
     assert info["time"].startswith("2025-03-02T09:10")
     assert "messages" not in info  # where messages start in a chunk is not shown
     text = hit.text or ""
-    assert "\n\nUser: We picked zanzibar marmalade for the shop.\n\nAssistant: " in text
-    assert text.startswith("Assistant: … ") and text.endswith(" …")
+    # The budget allows it: the messages around the match are shown whole (an answer is often
+    # the message after a question, holding none of its words).
+    assert text == f"Assistant: {ASSISTANT}\n\nUser: We picked zanzibar marmalade for the shop.\n\nAssistant: {ASSISTANT}"
+    assert _window(hit)["cut"] == []
     assert hit.location.endswith("conversations.json (messages 6-8)")
     assert hit.est_tokens == est_tokens(len(text.encode())) < _chunk_of(conn, 6)["est_tokens"]
     assert "«zanzibar»" in hit.snippet
 
 
-def test_long_context_is_cut_and_not_evidence_short_context_is_whole(
+def test_under_a_short_budget_long_context_is_cut_and_not_evidence_short_context_is_whole(
     conn: sqlite3.Connection, tmp_path: Path
 ) -> None:
-    "The assistant's long replies around a match are cut to their nearest words; the user's short messages are not."
+    """When the budget cannot pay for the messages around a match, the assistant's long replies
+    are cut to their nearest words; the user's short messages are not."""
     index_paths(
         conn, [_export(tmp_path / "chats", {6: "Zanzibar it is.", 11: f"Zanzibar again. {ASSISTANT}"})]
     )
-    hits = search(conn, "zanzibar", granularity="chunk", full_text=True).hits
+    hits = search(conn, "zanzibar", granularity="chunk", full_text=True, max_tokens=200).hits
     by_match = {tuple(_window(h)["matched"]): h for h in hits}
     around_user = by_match[(6,)]
     assert _window(around_user)["cut"] == [5, 7]  # long assistant replies, shown in part
+    assert (around_user.text or "").startswith("Assistant: … ") and (around_user.text or "").endswith(" …")
     around_assistant = by_match[(11,)]
     info = around_assistant.matching_chunks[0]
     assert (info["msg_start"], info["msg_end"]) == (10, 12)
     assert _window(around_assistant)["cut"] == []  # the user's short messages on either side
     assert f"User: {USER}\n\nAssistant: Zanzibar again." in (around_assistant.text or "")
+
+
+def test_an_answer_without_the_question_s_words_is_shown_whole_next_to_its_question(
+    conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    """A message holding none of the query's words, next to one that holds them, is scored for
+    its neighbour's words: here the assistant's long answer is shown whole where it used to be
+    cut as context, and not listed as matched (issue 25: in LoCoMo the answer is often the
+    turn after the question)."""
+    answer = (
+        "Definitely the octopus curry from Stone Town, slow cooked with coconut, cardamom and "
+        "lime, served on the harbour front every evening with flatbread and a cold tamarind drink."
+    )
+    texts = {6: "What was your favourite zanzibar dish?", 7: answer}
+    texts.update({i: f"Zanzibar again, day {i}." for i in (16, 20, 24)})
+    index_paths(conn, [_export(tmp_path / "chats", texts, count=28)])
+    hits = search(conn, "favourite zanzibar dish", granularity="chunk", full_text=True, max_tokens=300).hits
+    (best,) = [h for h in hits if 6 in _window(h)["matched"]]
+    assert f"Assistant: {answer}" in (best.text or "")
+    assert 7 not in _window(best)["cut"] and 7 not in _window(best)["matched"]
+    assert hits[0] is best
 
 
 def test_windows_reach_across_a_chunk_edge(conn: sqlite3.Connection, tmp_path: Path) -> None:
@@ -171,7 +196,10 @@ def test_seeds_and_merge_give_back_the_same_window(conn: sqlite3.Connection, tmp
     assert [p.matched for p in parts] == [[6], [8]]
     assert parts[1].score > parts[0].score  # both words beat one
     (again,) = merge(parts)
-    assert (again.text, again.cut, again.matched) == (window.text, window.cut, window.matched)
+    # the same messages, each match whole; its context in the cheap form seeds give it
+    assert (again.msg_start, again.msg_end, again.matched) == (window.msg_start, window.msg_end, window.matched)
+    assert again.cut == [5, 7, 9] and window.cut == []
+    assert again.est_tokens < window.est_tokens
 
 
 def test_answers_send_windows_merged_within_the_budget(conn: sqlite3.Connection, tmp_path: Path) -> None:
@@ -243,7 +271,7 @@ def _training_talk(folder: Path) -> Path:
 def test_related_words_put_the_message_about_the_same_thing_first(
     conn: sqlite3.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Pseudo-relevance feedback (query/feedback.py): of two messages holding the query's one
+    """Pseudo-relevance feedback (passages/feedback.py): of two messages holding the query's one
     word, the one that shares the best messages' other words goes first, though BM25 alone
     prefers the shorter one."""
     from memdex.query import ranking
@@ -317,7 +345,7 @@ def test_related_words_pick_out_the_messages_of_a_chunk_found_by_its_title(
 
 
 def test_a_message_without_its_speaker_s_label() -> None:
-    from memdex.query.windows import Turn
+    from memdex.passages import Turn
 
     assert Turn(0, "user", None, "User: Step 1: check the logs.", 1, 0).said == "Step 1: check the logs."
     # a long message's later piece has no label: a colon in it is not one

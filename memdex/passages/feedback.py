@@ -3,7 +3,7 @@
 A question and the message that answers it often share few words ("how are we treating the
 clinics already paying" is answered by "existing customers keep their $49"), but the messages
 that match the question best talk about the same thing as the answer. So, once the messages of
-a chunk search are ranked by the query's words (``query.windows``), the words of the best
+a chunk search are ranked by the query's words (``passages.evidence``), the words of the best
 ``ranking.FEEDBACK_MESSAGES`` are weighed: each word's share of a message, by how well that
 message ranked, times the word's idf in the whole index. The ``ranking.FEEDBACK_TERMS`` that
 weigh most count too, together as much as ``ranking.FEEDBACK_MASS`` query words, each by its
@@ -13,6 +13,7 @@ no model and no synonym table.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections import Counter
 from dataclasses import dataclass
@@ -24,8 +25,11 @@ from memdex.query.terms import STOPWORDS, Term
 
 _LOOKUPS = 5  # idf is looked up for this many times FEEDBACK_TERMS of the heaviest words
 
-# Stop words, and what is left of a contraction once the apostrophe splits it ("hasn't"; not
-# "don" and "won", which are words too).
+# Stop words, and what is left of a contraction once the apostrophe splits it ("hasn't").
+# "don" and "won" are words too, so negations are taken out whole before the words are
+# counted ("don't", "won't", "can't"), as are tags (<ide_opened_file>): issue 26 found "don"
+# and "ide" among the related words.
+_NOT_SAID = re.compile(r"\b\w+n['’]t\b|</?[A-Za-z][\w-]*>", re.IGNORECASE)
 _STOP_STEMS = frozenset(
     stem(w)
     for w in [
@@ -68,7 +72,8 @@ def related(conn: sqlite3.Connection, best: list[tuple[str, float]], explainer: 
     surface: dict[str, str] = {}  # stem -> a word it came from, so the term reads as a word
     top = best[0][1] if best else 0.0
     for text, score in best[: ranking.FEEDBACK_MESSAGES]:
-        found = [(stem(w), w) for w in split_words(fold(text)) if len(w) > 2 and not w.isdigit()]
+        words = split_words(fold(_NOT_SAID.sub(" ", text)))
+        found = [(stem(w), w) for w in words if len(w) > 2 and not w.isdigit()]
         found = [(s, w) for s, w in found if s not in explainer.marked and s not in _STOP_STEMS]
         if not found or top <= 0:
             continue

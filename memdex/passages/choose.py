@@ -1,0 +1,107 @@
+"""Choosing a chunk search's passages: the best units in order, within the budget and the limit.
+
+Each unit, best first, brings what showing it takes (its message whole, the context around
+it; a chunk whole); the budget pays only for text not shown yet, so windows of one
+conversation that overlap or touch merge into one result. A unit that would pass the budget
+is passed over for the next, smaller ones; one that would make more results than the limit is
+passed over too, but a unit that only widens a window already chosen still goes in.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+
+from memdex.passages import conversation, evidence
+from memdex.passages.conversation import Conversation, Unit
+from memdex.passages.window import Window
+from memdex.query import ranking
+from memdex.query.explain import Explainer
+from memdex.query.results import Candidate
+from memdex.store import db
+
+
+@dataclass
+class Pick:
+    "One result of a chunk search: a window of a conversation, or a chunk handed out whole."
+
+    candidate: Candidate
+    chunk_id: int
+    window: Window | None = None
+    score: float = 0.0  # the score of the best unit it shows: results are in this order
+
+
+@dataclass
+class Picked:
+    "What a chunk search hands out: its picks, best first, and how they were chosen."
+
+    picks: list[Pick]
+    truncated: bool  # the budget left some out
+    related: list[str]  # the related words that counted too (passages.feedback), heaviest first
+
+
+def choose(
+    conn: sqlite3.Connection,
+    ranked: list[Candidate],
+    explainer: Explainer,
+    budget: int | None,
+    limit: int,
+) -> Picked | None:
+    """The results of a chunk search over these ranked chunk candidates, best first, within
+    ``budget`` estimated tokens and ``limit`` results; None when none of the best chunks is a
+    conversation's (then chunks are handed out as they rank)."""
+    pool = ranked[: ranking.WINDOW_POOL]
+    chunk_of = {id(c): next(iter(c.chunks)) for c in pool}
+    rows = conn.execute(db.query("chunks_around"), {"ids": json.dumps(list(chunk_of.values()))}).fetchall()
+    conversations = conversation.load(rows, explainer)
+    in_pool = {r["id"]: r for r in rows}
+    if not any(in_pool[cid]["document_id"] in conversations for cid in chunk_of.values() if cid in in_pool):
+        return None
+    units, related = evidence.units(conn, pool, chunk_of, in_pool, conversations, explainer)
+    picks, truncated = _pack(units, conversations, in_pool, budget, limit)
+    return Picked(picks, truncated, related.words if related else [])
+
+
+def _pack(
+    units: list[Unit],
+    conversations: dict[int, Conversation],
+    rows: dict[int, sqlite3.Row],
+    budget: int | None,
+    limit: int,
+) -> tuple[list[Pick], bool]:
+    "The best units in order, each with its context, while the budget and the limit allow."
+    spent, truncated = 0, False
+    plain: list[Unit] = []
+    counts = {doc: 0 for doc in conversations}
+    for unit in units:
+        conv = conversations.get(unit.document_id)
+        if conv is None:
+            cost, more = rows[unit.chunk_id]["est_tokens"], 1
+            if any(u.chunk_id == unit.chunk_id for u in plain):
+                continue
+        else:
+            shown = conv.with_(conv.wanted(unit))
+            if shown == conv.shown:
+                continue
+            cost = conv.tokens(shown) - conv.tokens(conv.shown)
+            more = len(conv.runs(shown)) - counts[unit.document_id]
+        if budget is not None and spent + cost > budget:
+            truncated = True
+            continue
+        if sum(counts.values()) + len(plain) + more > limit:
+            continue
+        spent += cost
+        if conv is None:
+            plain.append(unit)
+            continue
+        conv.shown = shown
+        for p in unit.positions:
+            conv.best.setdefault(p, unit)
+        counts[unit.document_id] = len(conv.runs(shown))
+    picks = [Pick(u.candidate, u.chunk_id, score=u.score) for u in plain]
+    for conv in conversations.values():
+        for window, unit in conv.windows():
+            picks.append(Pick(unit.candidate, window.chunk_id, window, window.score))
+    picks.sort(key=lambda p: -p.score)
+    return picks, truncated
