@@ -174,8 +174,12 @@ def answer(
         searched = request.but(granularity="doc", max_tokens=None, full_text=False)
         rounds, llm_refine = 1, False
     else:
+        # the passages a chunk search hands out within the answer's budget are the ones sent
         searched = request.but(
-            limit=limit * CHUNKS_PER_SOURCE, granularity="chunk", max_tokens=None, full_text=False
+            limit=limit * CHUNKS_PER_SOURCE,
+            granularity="chunk",
+            max_tokens=max_tokens or DEFAULT_BUDGET,
+            full_text=False,
         )
     out.refinement = refine(
         conn,

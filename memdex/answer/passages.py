@@ -2,9 +2,11 @@
 
 Answers search chunks: the best chunks, in rank order, fill the budget, and the chunks of
 one document make one numbered source -- the number its citations use. A conversation's
-results are windows of messages (``query.windows``): each message a window was cut around,
-with its context, is added in rank order while the budget allows, merged with the windows
-of that conversation it overlaps or touches, and the budget pays only for new text. Document results
+results are windows of messages (``memdex.passages``), chosen by the search under the
+answer's own budget: each goes in whole, in rank order, merged with the windows of that
+conversation it overlaps or touches, the budget paying only for new text; a window that no
+longer fits (rounds of refinement bring more than one search's worth) is taken apart into
+the messages it matched, each with its context, best first. Document results
 (search mode's ``--retrieve``) give their matching chunks in turns instead: every
 document's best chunk, then every document's second best. A result none of whose passages
 fits is left out, and so cannot be cited.
@@ -18,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memdex.models import Hit, est_tokens
+from memdex.passages import Window, merge, seeds
 from memdex.query.results import location
-from memdex.query.windows import Window, merge, seeds
 from memdex.store import db
 
 DEFAULT_BUDGET = 6000  # estimated tokens of source text sent to the model
@@ -117,18 +119,21 @@ def pack(
     chosen: dict[int, tuple[Hit, list[Passage]]] = {}
     windows: dict[int, list[Window]] = {}  # a conversation's windows sent so far
     left = budget
-    for hit, chunk in _seeds_first(order):
+    for hit, chunk in order:
         if left <= 0:
             break
         if hit.id not in chosen and max_sources is not None and len(chosen) >= max_sources:
             continue
-        if isinstance(chunk, Window):  # a message and its context: the budget bounds them
-            old = windows.get(hit.id, [])
-            new = merge([*old, chunk])
-            cost = sum(w.est_tokens for w in new) - sum(w.est_tokens for w in old)
-            if cost <= left:
-                windows[hit.id], left = new, left - cost
-                chosen.setdefault(hit.id, (hit, []))
+        if hit.passage is not None:  # a window of messages: whole if it fits, else its matches
+            for part in [hit.passage, *seeds(hit.passage)]:
+                old = windows.get(hit.id, [])
+                new = merge([*old, part])
+                cost = sum(w.est_tokens for w in new) - sum(w.est_tokens for w in old)
+                if cost <= left:
+                    windows[hit.id], left = new, left - cost
+                    chosen.setdefault(hit.id, (hit, []))
+                    if part is hit.passage:
+                        break
             continue
         if hit.id in chosen and len(chosen[hit.id][1]) >= MAX_PASSAGES:
             continue
@@ -149,23 +154,6 @@ def pack(
         Source(n, hit, sorted(passages, key=lambda p: (p.seq, p.meta.get("msg_start", 0))))
         for n, (hit, passages) in enumerate(picked, 1)
     ]
-
-
-def _seeds_first(order: list[tuple[Hit, sqlite3.Row]]) -> list[tuple[Hit, sqlite3.Row | Window]]:
-    """The ranked passages with each conversation window taken apart into the messages it was
-    cut around (with their context), best message first, where the first window ranked."""
-    parts = sorted(
-        ((hit, part) for hit, _ in order if hit.passage is not None for part in seeds(hit.passage)),
-        key=lambda hp: -hp[1].score,
-    )
-    out: list[tuple[Hit, sqlite3.Row | Window]] = []
-    for hit, chunk in order:
-        if hit.passage is None:
-            out.append((hit, chunk))
-        elif parts:
-            out += parts
-            parts = []
-    return out
 
 
 def _by_rank(hits: list[Hit], by_id: dict[int, sqlite3.Row]) -> list[tuple[Hit, sqlite3.Row]]:

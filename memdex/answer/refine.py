@@ -216,10 +216,13 @@ def refine(
     searched = [filters.namespace or "all"]
     areas: list[str] = []  # namespaces the next round searches alone
     suggested_ever: set[str] = set()
+    # A chunk search chooses its passages within the budget (memdex.passages): an answer sends
+    # the ones it chose. Documents are searched without one and cut to it when fused.
+    budget = request.max_tokens if request.granularity == "chunk" else None
     for number in range(1, max_rounds + 1):
         fresh_terms = number == 1 or query != rounds[-1].query
         result, reach = _dispatch(
-            conn, request.but(query=query, max_tokens=None, patterns=False), areas, fresh_terms
+            conn, request.but(query=query, max_tokens=budget, patterns=False), areas, fresh_terms
         )
         searched += areas
         current = Round(number, query, result, proposed_by=proposed_by, note=note)
@@ -454,7 +457,7 @@ def _fuse(rounds: list[Round], limit: int, max_tokens: int | None) -> SearchResu
         if not budget.take(h.est_tokens):
             truncated = True
             break
-        hits.append(h)
+        hits.append(replace(h, score=round(score[key], 4)) if len(rounds) > 1 else h)
     new_later = sum(len(r.new) for r in rounds[1:])
     return replace(
         first,
