@@ -335,3 +335,32 @@ def test_chunks_matched_in_ranges_explain_results_the_same(
             h.to_dict() for h in search(serena, text, limit=20, granularity=granularity).hits
         ] == in_ranges
         monkeypatch.setattr(results, "RANGE_POSTINGS", 0)
+
+
+ORDER_QUERIES = [
+    "disableAllHooks on Windows",
+    "what did we decide about frontmatter migrations?",
+    "worktree cleanup after a failed rebase",
+    "agent memory search budget tokens",
+    "hook suppression windows copilot",
+]
+
+
+@pytest.mark.parametrize("granularity", ["chat", "chunk"])
+def test_results_are_in_the_order_of_the_score_they_show(serena: sqlite3.Connection, granularity: str) -> None:
+    """Issue 26: results of an all-words layer came before the any-word pass's with a lower
+    score, so the score shown disagreed with the order. Higher is always earlier now."""
+    mixed = 0
+    for query in ORDER_QUERIES:
+        hits = search(serena, query, limit=20, granularity=granularity).hits
+        scores = [h.score for h in hits]
+        assert scores == sorted(scores, reverse=True), (query, scores)
+        mixed += len({h.match_layer for h in hits}) > 1
+    assert mixed  # the order crossed layers, where the raw scores do not compare
+
+
+def test_conversation_windows_are_in_the_order_of_their_score(sample: sqlite3.Connection) -> None:
+    hits = search(sample, "ChatGPT sql rewriting", granularity="chunk", limit=20).hits
+    assert any(h.passage is not None for h in hits)
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
