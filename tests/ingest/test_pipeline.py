@@ -91,7 +91,8 @@ def test_deleted_file_disappears(conn: sqlite3.Connection, sample_copy: Path) ->
 def _bad_folder(root: Path) -> None:
     root.mkdir()
     (root / "good.md").write_text("# Good note\n\nThe lighthouse keeper logs every ship.\n")
-    (root / "broken-yaml.md").write_text("---\ntitle: [unclosed\n---\n# Broken\n")
+    # a memory (a note with a broken header is indexed as text: tests/ingest/test_note.py)
+    (root / "broken-yaml.memory.md").write_text("---\ntitle: [unclosed\n---\n# Broken\n")
     (root / "empty.md").write_text("")
     (root / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
     (root / "latin1.md").write_bytes("# Caf\xe9 notes\n".encode("latin-1"))
@@ -103,7 +104,7 @@ def _bad_folder(root: Path) -> None:
 
 
 EXPECTED_REASONS = {
-    "broken-yaml.md": "broken YAML frontmatter at line 2",
+    "broken-yaml.memory.md": "broken YAML frontmatter at line 2",
     "empty.md": "empty file",
     "binary.md": "binary file (it contains NUL bytes), not text",
     "latin1.md": "not valid UTF-8 (byte 5 is 0xe9); convert the file to UTF-8 to index it",
@@ -124,7 +125,7 @@ def test_bad_input_is_reported_and_skipped_and_the_rest_indexed(
     assert {k: v.split(":")[0] for k, v in reasons.items()} == {
         k: v.split(":")[0] for k, v in EXPECTED_REASONS.items()
     }
-    assert reasons["broken-yaml.md"].startswith("broken YAML frontmatter at line 2: ")
+    assert reasons["broken-yaml.memory.md"].startswith("broken YAML frontmatter at line 2: ")
     assert _titles(conn, "lighthouse keeper") == ["Good note"]
     recorded = {Path(r[0]).name for r in conn.execute("SELECT path FROM ingest_errors")}
     assert recorded == set(EXPECTED_REASONS)
