@@ -228,7 +228,14 @@ class Tools:
     def get_document(
         self,
         id: Annotated[int | None, Field(ge=1, description="A document id from search results.")] = None,
-        path: Annotated[str | None, Field(description="Or the path of its source file.")] = None,
+        path: Annotated[
+            str | None,
+            Field(
+                description="Or what a result printed to name it: its path (absolute or relative; "
+                "path:12-30 reads those lines), its location (path (messages 3-7): those messages), "
+                "or its key (chat_id)."
+            ),
+        ] = None,
         line_start: Annotated[int | None, Field(ge=1, description="First line to read (1-based).")] = None,
         line_end: Annotated[int | None, Field(ge=1, description="Last line to read (inclusive).")] = None,
         max_tokens: Annotated[
@@ -236,8 +243,9 @@ class Tools:
         ] = None,
     ) -> CallToolResult:
         """Read a document found by search_knowledge_base, whole or some of its lines, under a
-        token budget. Markdown is read from its file (the file's own line numbers); a
-        conversation from the index. next_line says where to continue."""
+        token budget. Name it by id, or by path with any form a result prints (path,
+        path:lines, location, key). Markdown is read from its file (the file's own line
+        numbers); a conversation from the index. next_line says where to continue."""
         if (id is None) == (path is None):
             return error("invalid_parameter", "give exactly one of id or path.")
         ref: int | str = id if id is not None else str(path)
