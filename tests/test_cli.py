@@ -202,7 +202,9 @@ def test_bad_date_exits_2(indexed: Path) -> None:
         ("--until", "2025-04-31", "April 2025 has 30 days"),
     ],
 )
-def test_a_date_that_is_not_in_the_calendar_exits_2(indexed: Path, option: str, value: str, problem: str) -> None:
+def test_a_date_that_is_not_in_the_calendar_exits_2(
+    indexed: Path, option: str, value: str, problem: str
+) -> None:
     "Previously 2026-13 and 2026-02-30 were accepted and compared as text (#26)."
     result = run(indexed, "search", "rerere", option, value)
     assert result.exit_code == 2
@@ -245,16 +247,19 @@ def test_a_long_query_is_shortened_in_the_header_only(indexed: Path) -> None:
     assert json.loads(run(indexed, "search", query, "--json").stdout)["query"] == query
 
 
-def test_counts_agree_with_their_nouns(db_path: Path, sample_copy: Path) -> None:
+def test_counts_agree_with_their_nouns(db_path: Path, sample_copy: Path, tmp_path: Path) -> None:
     "Previously 'chatgpt chat · 4 messages, 1 chunks' (#26)."
     assert run(db_path, "index", str(sample_copy / "chats")).exit_code == 0
     out = run(db_path, "search", "chatgpt", "--limit", "20").stdout
     assert "4 messages, 1 chunk\n" in out and "2 chunks" in out
     assert " 1 chunks" not in out
-    one = run(db_path, "synonyms", "list")  # the status line counts synonyms, topics, files...
-    assert one.exit_code == 0
-    status = run(db_path, "status").stdout
-    assert " 1 files" not in status and " 1 documents" not in status
+    alone = tmp_path / "one"
+    alone.mkdir()
+    (alone / "only.md").write_text("# Only\n\nA single note.\n")
+    indexed = run(tmp_path / "one.db", "index", str(alone)).stdout
+    assert "1 file: 1 added" in indexed and "1 document written" in indexed
+    status = run(tmp_path / "one.db", "status").stdout
+    assert "1 document, 1 chunk, " in status and ", 1 file, 1 document, indexed" in status
 
 
 def test_batch(indexed: Path) -> None:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdex.errors import QuerySyntaxError
 from memdex.models import Hit, LayerRun, SearchResult
-from memdex.query import ranking, synonyms
+from memdex.query import ranking, suggest, synonyms
 from memdex.query.listing import list_period
 from memdex.query.ranking import (
     BODY_WEIGHT,
@@ -136,7 +136,11 @@ def _search(conn: sqlite3.Connection, request: SearchRequest) -> SearchResult:
             run.notes.append(
                 f"no documents of kind {', '.join(unknown)} here; kinds in this index: {', '.join(present)}"
             )
-    return SearchResult(
+    if not hits:  # what to try instead: filter values the index holds, a budget that fits
+        run.notes += suggest.filter_notes(conn, filters)
+        if truncated and run.ranked():
+            run.notes.append(suggest.budget_note(conn, run.ranked()[0], run.terms, request))
+    result = SearchResult(
         query=query,
         terms=[t.text for t in run.terms],
         granularity=request.granularity,
@@ -151,6 +155,9 @@ def _search(conn: sqlite3.Connection, request: SearchRequest) -> SearchResult:
         semantic=meaning.to_dict() if meaning else None,
         related_words=run.related,
     )
+    if raw or not parsed.key_terms:
+        return result
+    return suggest.with_typos(conn, request, run.terms, result, again=_search)  # "did you mean"
 
 
 def _filter_params(request: SearchRequest, parsed: ParsedQuery) -> dict[str, Any]:
