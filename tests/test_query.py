@@ -119,6 +119,8 @@ def test_question_needs_no_rewording(sample: sqlite3.Connection) -> None:
                 "Rotate the deploy keys",
                 "Retro: the search outage of 14 October",
                 "ChatGPT exports are trees, not lists",
+                "Git: Rebase Conflicts",  # undated: by its file time, 2026-01-15 (conftest)
+                "CI: Cache Keys",
             },
         ),
         (

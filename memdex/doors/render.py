@@ -94,7 +94,7 @@ def results_text(result: SearchResult) -> str:
 def _day(hit: Hit) -> str:
     "A result's day, marked when it is only its file's modification time."
     day = (hit.date or "")[:10]
-    return f"{day} (file mtime)" if day and hit.date_source == "mtime" else day
+    return f"{day} (dated by file time)" if day and hit.date_source == "mtime" else day
 
 
 def _filter_text(name: str, value: Any) -> str:
