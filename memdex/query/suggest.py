@@ -7,7 +7,8 @@ compared stem to stem by edit distance, a swap of two adjacent letters counting 
 ("rebsae" -> "rebase", "conflcit" -> "conflict"). The cost is bounded: only words of
 MIN_LETTERS or more with no digit, that no document holds and that no synonym stands in for,
 at most MAX_WORDS of them; candidates share the word's first letter (one range of the FTS5
-index read, not all of it), are within MAX_EDITS of its length, MAX_CANDIDATES at most from
+index read, not all of it), are at most MAX_EDITS longer than its stem and ENDING shorter
+than the word (a typo in an ending porter cuts: "configuraiton"), MAX_CANDIDATES at most from
 each vocabulary. The stem found is shown as a word read from a few passages that hold it,
 and kept only if that word too is near the word typed. On the Serena corpus (981 files, 8,076
 passage stems) "rebsae conflcit" spends ~11 ms finding "rebase conflict", as long as the
@@ -61,7 +62,8 @@ class Typos:
         "The query with each word replaced by its suggestion."
         text = self.typed
         for typed, suggested in self.words.items():
-            text = re.sub(rf"(?<![^\W_]){re.escape(typed)}(?![^\W_])", suggested, text)
+            pattern = rf"(?<![^\W_]){re.escape(typed)}(?![^\W_])"  # the whole word, as unicode61 splits
+            text = re.sub(pattern, suggested.replace("\\", "\\\\"), text)
         return text
 
     def note(self) -> str:
