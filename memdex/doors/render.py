@@ -125,20 +125,43 @@ def search_sql(result: SearchResult) -> str:
 
 
 def index_text(report: dict[str, Any]) -> str:
-    roots = ", ".join(f"{r['path']} ({r['kind']})" for r in report["roots"])
+    "What a run did; ``skipped`` counts the problems it found (known ones: ``index_notices``)."
+    roots = ", ".join(f"{r['path']} ({_root_kind(r)})" for r in report["roots"])
+    new = [s for s in report["skipped"] if not s.get("known")]
     lines = [
-        f"Indexed {roots}",
+        f"Indexed {roots}" if roots else "Indexed every root",
         f"{_count(report['seen'], 'file')}: {_n(report['added'])} added, {_n(report['updated'])} updated, "
         f"{_n(report['unchanged'])} unchanged, {_n(report['removed'])} removed, "
-        f"{_n(len(report['skipped']))} skipped · {_count(report['documents'], 'document')} written "
+        f"{_n(len(new))} skipped · {_count(report['documents'], 'document')} written "
         f"in {report['seconds']:.2f} s",
     ]
     return "\n".join(lines)
 
 
+def _root_kind(root: dict[str, Any]) -> str:
+    "``note``, ``serena``; ``mixed: memory 2, note 3``; ``nothing memdex reads``."
+    if root["kind"] == "mixed":
+        return "mixed: " + ", ".join(f"{kind} {_n(n)}" for kind, n in root["holds"].items())
+    return "nothing memdex reads" if root["kind"] == "none" else str(root["kind"])
+
+
+def index_notices(report: dict[str, Any]) -> list[str]:
+    "What a run has to tell besides its counts (stderr): notes, missing roots, known problems."
+    lines = [f"Note: {note}." for note in report.get("notes", [])]
+    for root in report.get("missing_roots", []):
+        lines.append(
+            f"Warning: root {root} is missing; its documents stay searchable until it returns. "
+            f"If it moved or is gone for good: memdex roots remove {root}"
+        )
+    known = {s["file"] for s in report["skipped"] if s.get("known")}
+    if known:
+        lines.append(f"{_count(len(known), 'file')} with known problems: `memdex status` lists them.")
+    return lines
+
+
 def skipped_text(report: dict[str, Any]) -> str:
-    "What was skipped: whole files, and records inside indexed files (path#record)."
-    skipped = report["skipped"]
+    "What this run could not index: whole files, and records inside indexed files (path#record)."
+    skipped = [s for s in report["skipped"] if not s.get("known")]
     records = sum(1 for s in skipped if "#" in s["path"])
     files = len(skipped) - records
     parts = [_count(files, "file")] if files else []
@@ -164,11 +187,11 @@ def status_text(info: dict[str, Any]) -> str:
     lines.append(_semantic_line(info["semantic"]))
     lines.append("Roots:" if info["roots"] else "Roots: none yet (run `memdex index PATH`)")
     for r in info["roots"]:
-        kind = r["kind"] or r["detected_kind"]
         orphans = f", {_n(r['orphans'])} in no index (memdex lint)" if r.get("orphans") else ""
+        missing = ", MISSING (memdex roots remove forgets it)" if r["state"] == "missing" else ""
         lines.append(
-            f"  {r['path']}  {kind}, {r['scope']}, {_count(r['files'], 'file')}, "
-            f"{_count(r['documents'], 'document')}{orphans}, indexed {r['indexed_at'] or 'never'}"
+            f"  {r['path']}  {_root_kind(r)}, {r['scope']}, {_count(r['files'], 'file')}, "
+            f"{_count(r['documents'], 'document')}{orphans}, indexed {r['indexed_at'] or 'never'}{missing}"
         )
     errors = info["errors"]
     note = " (skipped files keep their last good version; path#record is a record inside a file)"
@@ -176,6 +199,33 @@ def status_text(info: dict[str, Any]) -> str:
     for e in errors:
         lines.append(f"  {e['path']}: {e['reason']}")
     return "\n".join(lines)
+
+
+def roots_text(roots: list[dict[str, Any]]) -> str:
+    "`memdex roots`: one line a root, with its kind, counts and state."
+    if not roots:
+        return "No roots yet: `memdex index PATH` adds one."
+    lines = []
+    for r in roots:
+        state = {"ok": "ok", "errors": f"{_count(r['errors'], 'problem')} (memdex status lists them)"}
+        lines.append(
+            f"{r['path']}  {_root_kind(r)} · {_count(r['files'], 'file')}, "
+            f"{_count(r['documents'], 'document')} · "
+            + state.get(r["state"], f"missing: `memdex roots remove {r['path']}` forgets it")
+        )
+    return "\n".join(lines)
+
+
+def forgotten_text(removed: dict[str, Any]) -> str:
+    "What `memdex roots remove` removed."
+    text = (
+        f"Forgot {removed['path']}: {_count(removed['files'], 'file')}, "
+        f"{_count(removed['documents'], 'document')}, {_count(removed['chunks'], 'chunk')}, "
+        f"{_count(removed['vectors'], 'vector')} and {_count(removed['errors'], 'recorded problem')} removed."
+    )
+    if removed.get("outer_root"):
+        text += f" Its files are under {removed['outer_root']}, whose next run indexes them again."
+    return text
 
 
 def _semantic_line(semantic: dict[str, Any]) -> str:

@@ -2,6 +2,7 @@
 
 import hashlib
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -311,6 +312,33 @@ def test_index_changes_follows_files_folders_and_moves(conn: sqlite3.Connection,
     new.unlink()
     assert index_changes(conn, [new]).removed == 1
     assert _titles(conn, "ocelots") == []
+    fts_integrity(conn)
+
+
+def test_index_changes_handles_a_file_once_however_it_is_reached(
+    conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    """A watcher's batch names a new folder and the files in it (and both ends of a folder's
+    move, and a deleted folder with its files). Previously the folder's walk queued a file and
+    the file's own event queued it again: "UNIQUE constraint failed: files.path" (issue 26)."""
+    from memdex.ingest.pipeline import index_changes
+
+    root = tmp_path / "notes"
+    root.mkdir()
+    index_paths(conn, [root])
+    folder = root / "d"
+    (folder / "e").mkdir(parents=True)
+    (folder / "n.md").write_text("# N\n\nAbout narwhals.\n")
+    (folder / "e" / "m.md").write_text("# M\n\nAbout manatees.\n")
+    report = index_changes(conn, [folder, folder / "n.md", folder / "e", folder / "e" / "m.md"])
+    assert (report.added, report.seen) == (2, 2)
+    folder.rename(root / "moved")
+    report = index_changes(conn, [folder, folder / "n.md", root / "moved", root / "moved" / "n.md"])
+    assert (report.removed, report.added, report.seen) == (2, 2, 2)
+    shutil.rmtree(root / "moved")
+    report = index_changes(conn, [root / "moved", root / "moved" / "n.md", root / "moved" / "e" / "m.md"])
+    assert report.removed == 2
+    assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == 0
     fts_integrity(conn)
 
 
