@@ -80,4 +80,15 @@ def remove(ctx: click.Context, path: str, yes: bool, as_json: bool) -> None:
     echo_json(removed) if as_json else click.echo(forgotten_text(removed))
 
 
-roots.add_command(remove, "forget")
+forget = click.Command(
+    "forget",
+    callback=remove.callback,
+    params=remove.params,
+    help="""Same as `memdex roots remove`: forget a root and all indexed from it.
+
+    Example:
+
+        memdex roots forget ~/old-notes --yes
+    """,
+)
+roots.add_command(forget)
