@@ -49,11 +49,6 @@ class Reference:
     chunk: int | None = None  # the chunk an archive's chunk file holds
 
 
-def resolve(conn: sqlite3.Connection, ref: int | str) -> int:
-    "The id of the document ``ref`` names (see :func:`reference`)."
-    return reference(conn, ref).id
-
-
 def reference(conn: sqlite3.Connection, ref: int | str) -> Reference:
     """The document ``ref`` names, in any form a search result prints it: an id; a natural key
     (``chat_id``); a source file's path, absolute or relative to the current folder, through a
