@@ -218,3 +218,16 @@ def test_get_document_over_mcp_takes_the_same_forms(sample: sqlite3.Connection, 
     assert (first["id"], first["line_start"], first["line_end"]) == (hit.id, hit.line_start, hit.line_end)
     assert by_key["id"] == hit.id and by_key["line_start"] == 1
     assert conversation["kind"] == "chatgpt" and conversation["text"].startswith("--- messages 1-4 ---")
+
+
+def test_a_relative_path_is_the_file_here_not_another_roots_same_key(
+    conn: sqlite3.Connection, tmp_path: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("work", "home"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "todo.md").write_text(f"# Todo\n\n{name} things\n")
+    index_paths(conn, [tmp_path / "work", tmp_path / "home"])  # both notes are keyed todo.md
+    for here in ("work", "home"):
+        monkeypatch.chdir(tmp_path / here)
+        assert _show(db_path, "todo.md")["text"].endswith(f"{here} things\n")
+        assert _show(db_path, "todo.md:3-3")["text"] == f"{here} things\n"

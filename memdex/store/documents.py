@@ -79,11 +79,17 @@ def reference(conn: sqlite3.Connection, ref: int | str) -> Reference:
 
 def _named(conn: sqlite3.Connection, ref: str) -> Reference | None:
     "The document a key or a path names, or None; a path to a file of many documents is an error."
-    doc_id = _by_ref(conn, ref)
-    if doc_id is not None:
-        return Reference(doc_id)
     if not ref.strip() or "\x00" in ref:
         return None
+    # A file here, named relative to this folder, is that file, not another root's same key.
+    if not os.path.isabs(ref) and os.path.isfile(ref) and (here := _by_path(conn, ref)) is not None:
+        return here
+    doc_id = _by_ref(conn, ref)
+    return Reference(doc_id) if doc_id is not None else _by_path(conn, ref)
+
+
+def _by_path(conn: sqlite3.Connection, ref: str) -> Reference | None:
+    "The document at a path given any way a file can be named (see :func:`reference`)."
     given = os.path.abspath(ref)  # relative to the current folder; ".." and "//" folded
     if given != ref and (doc_id := _by_ref(conn, given)) is not None:
         return Reference(doc_id)
