@@ -2,6 +2,7 @@
 
 import json
 import os
+import shlex
 import shutil
 import sqlite3
 import subprocess
@@ -310,6 +311,42 @@ def test_demo_runs_on_the_shipped_sample() -> None:
     assert "Filters: months=[10]" in result.stdout
     assert "$ memdex search 'October' --limit 3" in result.stdout
     assert "Themes: chatgpt 3 (platform)" in result.stdout  # issue 17: a month alone lists it
+
+
+@pytest.mark.slow
+def test_demo_ends_with_commands_that_run_as_printed(tmp_path: Path) -> None:
+    "Previously it ended `Next: memdex index …`, a command a venv not yet activated does not have (#26)."
+    script = Path(sys.executable).parent / "memdex"  # the venv's console script, as pip installed it
+    if not script.exists():
+        pytest.skip("memdex is not installed as a console script beside this python")
+    env = {**os.environ, "PATH": "/usr/bin:/bin"}  # the venv not activated
+    out = subprocess.run([str(script), "demo"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    hint = [line for line in out.stdout.splitlines() if line.startswith("Next: ")]
+    assert hint == [f'Next: {script} index ~/your/memories && {script} search "your question"']
+    assert f"(or run `source {script.parent / 'activate'}` first, and then type `memdex` alone)" in out.stdout
+    notes = tmp_path / "memories"
+    notes.mkdir()
+    (notes / "n.md").write_text("# Deploy keys\n\nRotate them every 90 days.\n")
+    for command in hint[0].removeprefix("Next: ").split(" && "):  # as printed, with a real folder
+        argv = shlex.split(command.replace("~/your/memories", str(notes)).replace("your question", "deploy"))
+        ran = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path)
+        assert ran.returncode == 0, (command, ran.stderr)
+    assert "Deploy keys" in ran.stdout
+
+
+def test_demo_hint_is_plain_memdex_when_the_path_finds_this_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memdex.doors.demo import invoked_as, next_steps
+
+    script = Path(sys.executable).parent / "memdex"
+    if not script.exists():
+        pytest.skip("memdex is not installed as a console script beside this python")
+    monkeypatch.setenv("PATH", f"{script.parent}:/usr/bin:/bin")
+    assert invoked_as(str(script)) == "memdex"
+    assert next_steps("memdex") == ['Next: memdex index ~/your/memories && memdex search "your question"']
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert invoked_as(str(script)) == str(script)
+    assert invoked_as("/somewhere/memdex/__main__.py").endswith(" -m memdex")
 
 
 def test_kinds_lists_the_registry() -> None:
