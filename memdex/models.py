@@ -213,6 +213,9 @@ class SearchResult:
     # words of the best-matching messages that counted too in ranking conversation passages
     # (passages/feedback.py); empty when none did
     related_words: list[str] = field(default_factory=list)
+    # words of the query no document holds, with the nearest indexed words (query/suggest.py):
+    # words, suggested_query, searched_instead, why; None when every word is indexed
+    typos: dict[str, Any] | None = None
 
     @property
     def total_tokens(self) -> int:
@@ -235,6 +238,7 @@ class SearchResult:
             "themes": self.themes,
             "patterns_noticed": self.patterns,
             "related_words": self.related_words,
+            "typos": self.typos,
             "layers": [
                 {
                     "layer": r.layer,

@@ -94,11 +94,19 @@ def serena(serena_db: Path) -> Iterator[sqlite3.Connection]:
     connection.close()
 
 
+# When every file of a sample copy was last modified: a document with no date of its own is
+# dated by it, so a copy made in October must not join the October listing (issue 26).
+SAMPLE_MTIME = 1768469400  # 2026-01-15T09:30:00Z, after every date the sample holds
+
+
 @pytest.fixture
 def sample_copy(tmp_path: Path) -> Path:
-    "A writable copy of the sample corpus shipped in the package."
+    "A writable copy of the sample corpus shipped in the package, every file's mtime SAMPLE_MTIME."
     target = tmp_path / "sample"
     shutil.copytree(SAMPLE, target, ignore=shutil.ignore_patterns("__pycache__", "README.txt"))
+    for path in target.rglob("*"):
+        if path.is_file():
+            os.utime(path, (SAMPLE_MTIME, SAMPLE_MTIME))
     return target
 
 

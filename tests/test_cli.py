@@ -2,6 +2,7 @@
 
 import json
 import os
+import shlex
 import shutil
 import sqlite3
 import subprocess
@@ -97,7 +98,7 @@ def test_index_with_bad_files_exits_1_and_lists_them(db_path: Path, tmp_path: Pa
     root.mkdir()
     (root / "good.md").write_text("# Good\n\nfine\n")
     (root / "empty.md").write_text("")
-    (root / "bad.md").write_text("---\ntags: [x\n---\n")
+    (root / "bad.memory.md").write_text("---\ntags: [x\n---\n")  # a note's would be a warning
     result = run(db_path, "index", str(root))
     assert result.exit_code == 1
     assert "1 added" in result.stdout and "2 skipped" in result.stdout
@@ -105,7 +106,7 @@ def test_index_with_bad_files_exits_1_and_lists_them(db_path: Path, tmp_path: Pa
     assert f"  {root / 'empty.md'}: empty file" in result.stderr.splitlines()
     status = run(db_path, "status")
     assert "Errors: 2" in status.stdout
-    assert f"{root / 'bad.md'}: broken YAML frontmatter at line 2" in status.stdout
+    assert f"{root / 'bad.memory.md'}: broken YAML frontmatter at line 2" in status.stdout
 
 
 def test_search_human_layout(indexed: Path) -> None:
@@ -194,6 +195,74 @@ def test_bad_date_exits_2(indexed: Path) -> None:
     assert "--since 'yesterday' is not a date" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("option", "value", "problem"),
+    [
+        ("--since", "2026-13", "there is no month 13"),
+        ("--since", "2026-02-30", "February 2026 has 28 days"),
+        ("--until", "2025-04-31", "April 2025 has 30 days"),
+    ],
+)
+def test_a_date_that_is_not_in_the_calendar_exits_2(
+    indexed: Path, option: str, value: str, problem: str
+) -> None:
+    "Previously 2026-13 and 2026-02-30 were accepted and compared as text (#26)."
+    result = run(indexed, "search", "rerere", option, value)
+    assert result.exit_code == 2
+    assert result.stderr == f"Error: {option} '{value}' is not a real date: {problem}.\n"
+    assert run(indexed, "search", "rerere", "--since", "2024-02-29").exit_code == 0  # a leap day is one
+
+
+def test_a_mistyped_query_says_what_it_searched_instead(indexed: Path) -> None:
+    "Previously `rebsae conflcit` found 0 and said nothing (#26)."
+    lines = run(indexed, "search", "rebsae conflcit").stdout.splitlines()
+    assert lines[0].startswith("Found 1 result for 'rebsae conflcit', showing 1 · layer 1 (topics)")
+    assert lines[1] == "Note: searched “rebase conflict” instead (nothing matched the words as typed)"
+    assert lines[3] == " 1. Git: Rebase Conflicts"
+    typed = run(indexed, "search", "rebsae conflict").stdout.splitlines()
+    assert typed[1] == "Note: did you mean: rebase conflict?"
+    fixed = json.loads(run(indexed, "search", "rebsae conflict", "--fix-typos", "--json").stdout)
+    assert fixed["query"] == "rebsae conflict" and fixed["terms"] == ["rebase", "conflict"]
+    assert fixed["typos"]["searched_instead"] is True and fixed["typos"]["why"] == "--fix-typos"
+    batch = [{"id": 1, "query": "rebsae conflict"}, {"id": 2, "query": "rebsae conflict", "fix_typos": True}]
+    out = run(indexed, "search", "--batch", "-", input="\n".join(json.dumps(b) for b in batch))
+    plain, asked = (json.loads(line) for line in out.stdout.splitlines())
+    assert plain["typos"]["searched_instead"] is False
+    assert asked["typos"]["searched_instead"] is True
+    assert asked["results"][0]["title"] == "Git: Rebase Conflicts"
+
+
+def test_a_budget_too_small_for_the_first_result_is_not_nothing_matched(indexed: Path) -> None:
+    "Previously: 'Found 28+ … showing 0 … Nothing matched' (#26)."
+    out = run(indexed, "search", "rebase conflict", "--max-tokens", "10").stdout
+    assert "Nothing matched" not in out
+    assert out.rstrip().endswith("Nothing shown: the first result alone is over the --max-tokens budget.")
+    assert "Note: the first result needs ~" in out and "raise --max-tokens to " in out
+
+
+def test_a_long_query_is_shortened_in_the_header_only(indexed: Path) -> None:
+    "Previously a 10 KB query was echoed whole in the first line (#26)."
+    query = "rerere " + "x" * 10_000
+    head = run(indexed, "search", query).stdout.splitlines()[0]
+    assert head.startswith(f"Found 1 result for '{query[:80]}…', showing 1") and len(head) < 200
+    assert json.loads(run(indexed, "search", query, "--json").stdout)["query"] == query
+
+
+def test_counts_agree_with_their_nouns(db_path: Path, sample_copy: Path, tmp_path: Path) -> None:
+    "Previously 'chatgpt chat · 4 messages, 1 chunks' (#26)."
+    assert run(db_path, "index", str(sample_copy / "chats")).exit_code == 0
+    out = run(db_path, "search", "chatgpt", "--limit", "20").stdout
+    assert "4 messages, 1 chunk\n" in out and "2 chunks" in out
+    assert " 1 chunks" not in out
+    alone = tmp_path / "one"
+    alone.mkdir()
+    (alone / "only.md").write_text("# Only\n\nA single note.\n")
+    indexed = run(tmp_path / "one.db", "index", str(alone)).stdout
+    assert "1 file: 1 added" in indexed and "1 document written" in indexed
+    status = run(tmp_path / "one.db", "status").stdout
+    assert "1 document, 1 chunk, " in status and ", 1 file, 1 document, indexed" in status
+
+
 def test_batch(indexed: Path) -> None:
     lines = "\n".join(
         [
@@ -244,13 +313,53 @@ def test_demo_runs_on_the_shipped_sample() -> None:
     assert "Themes: chatgpt 3 (platform)" in result.stdout  # issue 17: a month alone lists it
 
 
+@pytest.mark.slow
+def test_demo_ends_with_commands_that_run_as_printed(tmp_path: Path) -> None:
+    "Previously it ended `Next: memdex index …`, a command a venv not yet activated does not have (#26)."
+    script = Path(sys.executable).parent / "memdex"  # the venv's console script, as pip installed it
+    if not script.exists():
+        pytest.skip("memdex is not installed as a console script beside this python")
+    env = {**os.environ, "PATH": "/usr/bin:/bin"}  # the venv not activated
+    out = subprocess.run([str(script), "demo"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    hint = [line for line in out.stdout.splitlines() if line.startswith("Next: ")]
+    assert hint == [f'Next: {script} index ~/your/memories && {script} search "your question"']
+    assert f"(or run `source {script.parent / 'activate'}` first, and then type `memdex` alone)" in out.stdout
+    notes = tmp_path / "memories"
+    notes.mkdir()
+    (notes / "n.md").write_text("# Deploy keys\n\nRotate them every 90 days.\n")
+    for command in hint[0].removeprefix("Next: ").split(" && "):  # as printed, with a real folder
+        argv = shlex.split(command.replace("~/your/memories", str(notes)).replace("your question", "deploy"))
+        ran = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path)
+        assert ran.returncode == 0, (command, ran.stderr)
+    assert "Deploy keys" in ran.stdout
+
+
+def test_demo_hint_is_plain_memdex_when_the_path_finds_this_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memdex.doors.demo import invoked_as, next_steps
+
+    script = Path(sys.executable).parent / "memdex"
+    if not script.exists():
+        pytest.skip("memdex is not installed as a console script beside this python")
+    monkeypatch.setenv("PATH", f"{script.parent}:/usr/bin:/bin")
+    assert invoked_as(str(script)) == "memdex"
+    assert next_steps("memdex") == ['Next: memdex index ~/your/memories && memdex search "your question"']
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert invoked_as(str(script)) == str(script)
+    assert invoked_as("/somewhere/memdex/__main__.py").endswith(" -m memdex")
+
+
 def test_kinds_lists_the_registry() -> None:
     out = CliRunner().invoke(cli, ["kinds"]).stdout
+    # every description starts in one column: previously claude-code pushed its own out (#26)
+    starts = {len(line) - len(line.split(maxsplit=1)[1]) for line in out.splitlines()}
+    assert len(starts) == 1
     assert [line.split()[0] for line in out.splitlines()] == [
         "serena",
         "archive",
         "memory",
         "note",
+        "text",
         "chatgpt",
         "claude",
         "gemini",

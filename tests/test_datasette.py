@@ -15,6 +15,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -273,3 +274,67 @@ def test_a_table_search_box_lists_matches_by_relevance(server: Server, table: st
         f"{table}.json?_search=worktree",
     ):
         assert _status_and_location(f"{server.base}/{server.db}/{kept}") == (200, None)
+
+
+class _FilterForm(HTMLParser):
+    "The fields a browser sends from a table page's search form: each input, select and checked box."
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.action, self.fields, self._in_form, self._select = "", [], False, ""
+        self._options: list[tuple[str, bool]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "form" and "filters" in (a.get("class") or ""):
+            self._in_form, self.action = True, a["action"] or ""
+        elif self._in_form and tag == "input" and a.get("name"):
+            if a.get("type") != "checkbox" or "checked" in a:
+                self.fields.append(
+                    (a["name"] or "", a.get("value") or ("on" if a.get("type") == "checkbox" else ""))
+                )
+        elif self._in_form and tag == "select":
+            self._select, self._options = a.get("name") or "", []
+        elif self._select and tag == "option":
+            self._options.append((a.get("value") or "", "selected" in a))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "select" and self._select:
+            chosen = [v for v, selected in self._options if selected] or [v for v, _ in self._options[:1]]
+            self.fields.append((self._select, chosen[0] if chosen else ""))
+            self._select = ""
+        elif tag == "form":
+            self._in_form = False
+
+
+@pytest.mark.parametrize(
+    ("table", "order"), [("documents", "sorted by date descending"), ("chunks", "sorted by id")]
+)
+def test_a_search_typed_in_the_box_stays_on_the_table_page(server: Server, table: str, order: str) -> None:
+    "What docs/datasette.md says the box does: the form sends the page's sort, so no redirect (#26)."
+    form = _FilterForm()
+    form.feed(server.get(f"/{server.db}/{table}"))
+    sent = [(k, "worktree" if k == "_search" else v) for k, v in form.fields]
+    assert ("_search", "worktree") in sent and any(k == "_sort" for k, _ in sent)
+    with urllib.request.urlopen(
+        f"{server.base}{form.action}?{urllib.parse.urlencode(sent)}", timeout=30
+    ) as r:
+        landed, page = urllib.parse.urlsplit(r.geturl()).path, r.read().decode()
+    assert landed == f"/{server.db}/{table}"  # not a canned query
+    assert f"search matches &#34;worktree&#34; {order}" in page
+    if table == "documents":
+        assert 'id="facet-kind"' in page and 'id="facet-namespace"' in page
+
+
+def test_the_addresses_on_the_datasette_page_answer_for_any_database_name(server: Server) -> None:
+    "Previously docs/datasette.md wrote /memdex/…, true only of a file named memdex.db (#26)."
+    page = (REPO / "docs" / "datasette.md").read_text()
+    addresses = set(re.findall(r"`(/<name>/[^`\s]+)`", page))
+    assert len(addresses) >= 8, addresses
+    assert server.db != "memdex"
+    for address in sorted(addresses):
+        url = server.base + address.replace("<name>", server.db)
+        with urllib.request.urlopen(url, timeout=30) as response:  # redirects followed
+            assert response.status == 200, address
+            if ".json" in address:
+                assert isinstance(json.loads(response.read()), list | dict), address

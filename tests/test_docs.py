@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 import pytest
+from click.testing import CliRunner
 
 from memdex.doors.cli import cli
 from memdex.models import Hit
@@ -81,3 +82,42 @@ def test_the_reliability_page_runs_only_commands_that_exist() -> None:
         command = reliability.cli.commands[name]
         known = {o for p in command.params for o in p.opts}
         assert set(re.findall(r"--[a-z-]+", options)) <= known, (name, options)
+
+
+@pytest.mark.parametrize("width", [80, 100])
+@pytest.mark.parametrize(("name", "command"), _commands(cli))
+def test_each_example_is_a_line_of_its_own(name: str, command: click.Command, width: int) -> None:
+    "Previously `search --help` ran its two examples together into one wrapped paragraph (#26)."
+    out = CliRunner().invoke(cli, [*name.split(), "--help"], terminal_width=width).output
+    example = out.split("Example:", 1)[1].split("\nOptions:", 1)[0]
+    lines = [line.strip() for line in example.splitlines() if line.strip()]
+    assert lines, f"memdex {name} --help shows no example"
+    for line in lines:
+        alone = re.sub(r"(&&|\|\|?|;)\s+memdex ", "", line)  # a pipeline may run memdex twice
+        assert alone.startswith("memdex ") and "memdex " not in alone[len("memdex ") :], line
+
+
+def _tool_schemas(folder: Path) -> dict[str, set[str]]:
+    "The tools' parameters as an MCP client sees them (tools/list over stdio)."
+    from .test_mcp import over_stdio
+
+    tools = over_stdio(folder / "none.db", [])["tools"]  # no index needed to list them
+    return {name: set(tool.input_schema.get("properties", {})) for name, tool in tools.items()}
+
+
+def test_the_mcp_parameters_documented_are_the_servers_own(tmp_path: Path) -> None:
+    "Previously the README listed 10 of search_knowledge_base's 17 parameters (#26)."
+    schemas = _tool_schemas(tmp_path)
+    mcp_page = (REPO / "docs" / "mcp.md").read_text()
+    bullet = README.split("- **MCP** (", 1)[1].split("\n- **", 1)[0]  # "Other doors"
+    for tool, parameters in schemas.items():
+        # README: `search_knowledge_base(query, mode, ...)`, `get_document(id or path, ...)`
+        listed = re.search(rf"`{tool}\(([^)]*)\)`", bullet)
+        assert listed, f"the README does not list {tool}'s parameters"
+        in_readme = {p.strip() for p in re.split(r",|\bor\b", listed.group(1)) if p.strip()}
+        assert in_readme == parameters, (tool, in_readme ^ parameters)
+        # docs/mcp.md: the first column of the tool's table
+        section = mcp_page.split(f"### `{tool}`", 1)[1].split("\n### ", 1)[0].split("\n## ", 1)[0]
+        rows = [line.split("|")[1] for line in section.splitlines() if line.startswith("| `")]
+        in_page = {name for cell in rows for name in re.findall(r"`([a-z_]+)`", cell)}
+        assert in_page == parameters, (tool, in_page ^ parameters)

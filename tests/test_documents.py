@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from click.testing import CliRunner
 
 from memdex.doors.cli import cli
 from memdex.errors import InvalidParameter
+from memdex.ingest.pipeline import index_paths
 from memdex.query.cascade import search
 from memdex.store.documents import DocumentNotFound, get_document
 
@@ -111,3 +113,121 @@ def test_show_on_the_command_line(sample: sqlite3.Connection, db_path: Path) -> 
     assert bad.exit_code == 2 and "is not a line range" in bad.stderr
     missing = run.invoke(cli, ["--db", str(db_path), "show", "424242"])
     assert missing.exit_code == 1 and "No document has id 424242" in missing.stderr
+
+
+# -- every form a result prints names its document (issue 26) ----------------------------------
+def _read_line(db_path: Path, query: str, *options: str) -> str:
+    "What a search's text output prints after ``read:`` for its first result."
+    out = CliRunner().invoke(cli, ["--db", str(db_path), "search", query, "--limit", "1", *options])
+    assert out.exit_code == 0, out.output
+    return next(line for line in out.stdout.splitlines() if line.startswith("    read: "))[10:]
+
+
+def _show(db_path: Path, ref: str) -> dict:
+    out = CliRunner().invoke(cli, ["--db", str(db_path), "show", ref, "--json"])
+    assert out.exit_code == 0, out.output
+    return json.loads(out.stdout)
+
+
+def test_show_takes_what_a_search_printed(
+    sample: sqlite3.Connection,
+    sample_copy: Path,
+    db_path: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    hit = search(sample, "deploy key rotation", limit=1).hits[0]
+    lines = Path(hit.path).read_text().splitlines(keepends=True)
+    wanted = "".join(lines[hit.line_start - 1 : hit.line_end])
+    read = _read_line(db_path, "deploy key rotation")
+    assert read == f"{hit.path}:{hit.line_start}-{hit.line_end}"
+    doc = _show(db_path, read)  # path:lines reads those lines
+    assert (doc["id"], doc["text"], doc["line_start"], doc["line_end"]) == (
+        hit.id,
+        wanted,
+        hit.line_start,
+        hit.line_end,
+    )
+    text = CliRunner().invoke(cli, ["--db", str(db_path), "show", read])
+    assert text.exit_code == 0 and text.stdout == wanted
+    # --lines says which lines, over the reference's own
+    over = CliRunner().invoke(cli, ["--db", str(db_path), "show", read, "--lines", "1-2", "--json"])
+    assert json.loads(over.stdout)["text"] == "".join(lines[:2])
+    # the key and chat_id, the path, relative to the current folder, through a symlink, resolved
+    data = json.loads(
+        CliRunner().invoke(cli, ["--db", str(db_path), "search", "deploy key rotation", "--json"]).stdout
+    )
+    top = data["results"][0]
+    monkeypatch.chdir(sample_copy / "memories")
+    relative = os.path.relpath(hit.path)
+    link = tmp_path / "linked"
+    link.symlink_to(sample_copy)
+    through_link = str(link / Path(hit.path).relative_to(sample_copy))
+    for ref in (
+        top["chat_id"],
+        top["key"],
+        hit.path,
+        relative,
+        f"{relative}:{hit.line_start}-{hit.line_end}",
+        through_link,
+    ):
+        assert _show(db_path, ref)["id"] == hit.id, ref
+    assert not relative.startswith("/") and _show(db_path, relative)["text"] == "".join(lines)
+
+
+def test_show_takes_a_path_through_a_symlink_or_resolved_past_one(
+    conn: sqlite3.Connection, tmp_path: Path, db_path: Path
+) -> None:
+    real = tmp_path / "real-notes"
+    real.mkdir()
+    (real / "heron.md").write_text("# Herons\n\nGrey herons nest early.\n")
+    link = tmp_path / "notes"
+    link.symlink_to(real)
+    index_paths(conn, [link])
+    (stored,) = [r[0] for r in conn.execute("SELECT path FROM files")]
+    for ref in (link / "heron.md", real / "heron.md"):  # whichever the index holds, and the other
+        doc = _show(db_path, f"{ref}:3-3")
+        assert (doc["path"], doc["text"]) == (stored, "Grey herons nest early.\n")
+
+
+def test_show_takes_a_conversations_location_and_an_archives_chunk_file(
+    sample: sqlite3.Connection, db_path: Path
+) -> None:
+    read = _read_line(db_path, "rewrites my query with CTEs", "--granularity", "chunk")
+    assert read.endswith("conversations.json (messages 1-3)")
+    doc = _show(db_path, read)
+    assert doc["kind"] == "chatgpt" and doc["text"].startswith("--- messages 1-4 ---\nUser: Every time I ask")
+    assert doc["line_start"] == 1 and doc["next_line"] is None
+    chunk_file = _read_line(db_path, "429 rate limit")
+    assert chunk_file.endswith("archive/chunks/chat-001-0.md")
+    doc = _show(db_path, chunk_file)
+    assert doc["title"] == "ChatGPT rate limits on the team plan"
+    assert doc["text"].strip() == Path(chunk_file).read_text().strip()  # that chunk, not the chat
+
+
+def test_get_document_over_mcp_takes_the_same_forms(sample: sqlite3.Connection, db_path: Path) -> None:
+    from .test_mcp import over_stdio
+
+    hit = search(sample, "deploy key rotation", limit=1).hits[0]
+    read = _read_line(db_path, "deploy key rotation")
+    chat = _read_line(db_path, "rewrites my query with CTEs", "--granularity", "chunk")
+    calls = [("get_document", {"path": ref}) for ref in (read, hit.key, chat)]
+    out = [c for c in over_stdio(db_path, calls)["calls"]]
+    assert not any(c["error"] for c in out), out
+    first, by_key, conversation = (c["data"] for c in out)
+    assert (first["id"], first["line_start"], first["line_end"]) == (hit.id, hit.line_start, hit.line_end)
+    assert by_key["id"] == hit.id and by_key["line_start"] == 1
+    assert conversation["kind"] == "chatgpt" and conversation["text"].startswith("--- messages 1-4 ---")
+
+
+def test_a_relative_path_is_the_file_here_not_another_roots_same_key(
+    conn: sqlite3.Connection, tmp_path: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("work", "home"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "todo.md").write_text(f"# Todo\n\n{name} things\n")
+    index_paths(conn, [tmp_path / "work", tmp_path / "home"])  # both notes are keyed todo.md
+    for here in ("work", "home"):
+        monkeypatch.chdir(tmp_path / here)
+        assert _show(db_path, "todo.md")["text"].endswith(f"{here} things\n")
+        assert _show(db_path, "todo.md:3-3")["text"] == f"{here} things\n"

@@ -318,6 +318,7 @@ def _as_schema_3(db_path: Path) -> None:
             HAVING count(*) > 0;
         END;
         DELETE FROM memdex_migrations WHERE name = '0006_file_tails';
+        DELETE FROM memdex_migrations WHERE name = '0008_retry_broken_frontmatter';
         PRAGMA user_version = 3;
         """
     )

@@ -302,10 +302,16 @@ def test_a_damaged_version_of_an_indexed_file_loses_nothing(data: st.DataObject)
             b"---\nid: t1\ncreated: 2025-09-42T09:15:00Z\ntitle: Typo\n---\nbody\n",
             "indexed",
         ),
-        ("deep.md", b"---\nx: " + b"[" * 5000 + b"\n---\nbody\n", "skipped"),
+        ("deep.memory.md", b"---\nx: " + b"[" * 5000 + b"\n---\nbody\n", "skipped"),
+        ("deep.md", b"---\nx: " + b"[" * 5000 + b"\n---\nbody\n", "indexed"),  # a note: as text (#26)
         ("conversations.json", b'{"mapping": ' + b"[" * 5000, "skipped"),
     ],
-    ids=["impossible date in frontmatter", "frontmatter nested too deeply", "export nested too deeply"],
+    ids=[
+        "impossible date in frontmatter",
+        "frontmatter nested too deeply",
+        "a note's frontmatter nested too deeply",
+        "export nested too deeply",
+    ],
 )
 def test_inputs_fuzzing_found(tmp_path: Path, name: str, data: bytes, outcome: str) -> None:
     (tmp_path / "root").mkdir()

@@ -29,7 +29,7 @@ def test_every_kind_declares_what_its_class_says() -> None:
     for name, kind in SOURCES.items():
         assert traits_of(name) == kind.traits() == BUILT_IN[name][1], name
     whole = {name for name, kind in SOURCES.items() if kind.one_document_per_file}
-    assert whole == {"memory", "note", "serena"}
+    assert whole == {"memory", "note", "serena", "text"}
     assert SOURCES["serena"].root_counts == ("serena_orphans",)
 
 

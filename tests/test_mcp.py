@@ -90,8 +90,14 @@ def test_an_mcp_client_lists_the_tools_and_reads_the_instructions(sample_db: Pat
         "since",
         "until",
         "min_relevance",
+        "fix_typos",
     }
     assert schema["additionalProperties"] is False and schema["required"] == ["query"]
+    # the descriptions as the client sees them: dedented, not the docstrings' 8-space indent
+    for tool in out["tools"].values():
+        assert tool.description and not [line for line in tool.description.splitlines() if line[:1] == " "]
+    described = out["tools"]["search_knowledge_base"].description
+    assert "\nEach result has the spec's SearchResult fields" in described
     # written from the live index
     assert "19 documents" in out["instructions"] and "6 archive" in out["instructions"]
     assert "search_knowledge_base(query)" in out["instructions"]
@@ -158,6 +164,26 @@ def test_filters_and_semantic_reach_the_search(db_path: Path, shared_data: Path)
     assert until["data"]["results"] == []
     assert plain["data"]["semantic"]["reason"] == "turned off (--no-semantic)"
     assert bad["error"] and "since" in json.dumps(bad["data"])
+
+
+def test_typos_are_suggested_and_fixed_on_request(sample_db: Path) -> None:
+    "Issue 26: a word no document holds gets 'did you mean'; fix_typos searches the suggestion."
+    search = "search_knowledge_base"
+    calls: list[Call] = [
+        (search, {"query": "rebsae conflict", "mode": "search"}),
+        (search, {"query": "rebsae conflict", "mode": "search", "fix_typos": True}),
+        (search, {"query": "rebase", "mode": "search", "platform": "chatgtp"}),
+    ]
+    typed, fixed, platform = over_stdio(sample_db, calls)["calls"]
+    assert "did you mean: rebase conflict?" in typed["data"]["notes"]
+    assert typed["data"]["typos"]["searched_instead"] is False
+    assert fixed["data"]["typos"]["searched_instead"] is True
+    assert fixed["data"]["terms"] == ["rebase", "conflict"]
+    assert fixed["data"]["notes"][0] == "searched “rebase conflict” instead (--fix-typos)"
+    assert fixed["data"]["results"][0]["title"] == "Git: Rebase Conflicts"
+    assert platform["data"]["notes"][-1].startswith(
+        "no documents of platform chatgtp here; platforms in this index, nearest first: chatgpt"
+    )
 
 
 def test_answers_come_from_claude_when_the_server_has_a_key(sample_db: Path) -> None:

@@ -4,6 +4,7 @@ with the real all-MiniLM-L6-v2 files from ../shared/data/models and real SQLite 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import sqlite3
@@ -186,6 +187,33 @@ def test_a_model_that_moved_turns_meaning_off_with_a_note(
     assert out["semantic"]["used"] is False
     assert any(n.startswith("meaning off: the embedding model is no longer at") for n in out["notes"])
     assert out["results"] or out["found"] == 0  # the words' search still ran
+
+
+def test_a_model_given_by_a_relative_path_is_found_from_any_folder(
+    conn: sqlite3.Connection, db_path: Path, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Previously `memdex embed --model ../models/x` stored ../models/x, and a search run from
+    another folder said "meaning off: the embedding model is no longer at ../models/x"."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Retro\n\nSearch returned nothing for two hours.\n")
+    index_paths(conn, [notes])
+    linked = tmp_path / "models" / "minilm"
+    linked.parent.mkdir()
+    linked.symlink_to(model_dir)
+    monkeypatch.chdir(notes)
+    _run(db_path, "embed", "--model", os.path.relpath(linked))
+    (source,) = conn.execute("SELECT source FROM embedding_models").fetchone()
+    assert source == str(model_dir.resolve())
+    monkeypatch.chdir(tmp_path.parent)
+    out = json.loads(_run(db_path, "search", PARAPHRASE, "--json").stdout)
+    assert out["semantic"]["used"] is True, out["notes"]
+    # An index an older memdex stored the relative path in: embedding again stores it whole.
+    with db.transaction(conn):
+        conn.execute("UPDATE embedding_models SET source = 'models/minilm'")
+    monkeypatch.chdir(tmp_path)
+    assert json.loads(_run(db_path, "embed", "--model", "models/minilm", "--json").stdout)["embedded"] == 0
+    assert conn.execute("SELECT source FROM embedding_models").fetchone()[0] == str(model_dir.resolve())
 
 
 def test_drop_removes_the_vectors(

@@ -4,6 +4,7 @@ first, with the themes of that time -- through the CLI, batch, MCP and answer mo
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from datetime import date, timedelta
 from pathlib import Path
@@ -195,11 +196,26 @@ def test_nothing_dated_then_searches_the_words(sample: sqlite3.Connection) -> No
     assert result.notes[0] == "nothing dated 2019; searched those words as text"
 
 
-def test_an_undated_document_shows_its_file_mtime_and_is_never_listed(sample: sqlite3.Connection) -> None:
+def test_an_undated_document_is_dated_by_its_file_time(sample: sqlite3.Connection, db_path: Path) -> None:
+    "Its file's modification time dates it for filters and listings too, and says so (#26)."
     hit = search(sample, "worktree cleanup").hits[0]
-    assert hit.title == "Git: Cleaning Up Worktrees" and hit.date_source == "mtime" and hit.date
-    this_year = str(date.today().year)
-    assert hit.title not in {h.title for h in search(sample, this_year, limit=100).hits}
+    assert (hit.title, hit.date, hit.date_source) == (
+        "Git: Cleaning Up Worktrees",
+        "2026-01-15T09:30:00Z",
+        "mtime",
+    )
+    january = search(sample, "January 2026", limit=100)  # every sample file's mtime (conftest)
+    undated = {"Git: Cleaning Up Worktrees", "Git: Rebase Conflicts", "CI: Cache Keys"}
+    assert undated <= {h.title for h in january.hits} and {h.date_source for h in january.hits} == {"mtime"}
+    assert january.notes == [
+        "5 documents dated January 2026, listed newest first; 5 of them dated by file time "
+        "(a file's modification time, which a copy or a checkout sets anew)"
+    ]
+    assert hit.title not in {h.title for h in search(sample, "2025", limit=100).hits}
+    text = (
+        CliRunner().invoke(cli, ["--db", str(db_path), "search", "worktree cleanup", "--limit", "1"]).stdout
+    )
+    assert "serena · git · 2026-01-15 (dated by file time) · git/git-worktree-cleanup" in text
 
 
 # -- the issue's notes: yesterday and 20 days ago ---------------------------------------------
@@ -215,6 +231,7 @@ def test_yesterday_and_twenty_days_ago(db_path: Path, tmp_path: Path) -> None:
     note(notes, "older-note", today - timedelta(days=20), "Decided to keep SQLite for the queue.")
     note(notes, "last-week-note", date(2026, 3, 10), "Release notes for 1.2.")
     (notes / "undated.md").write_text("# Undated\nNo date anywhere.\n")
+    os.utime(notes / "undated.md", (978_307_200, 978_307_200))  # 2001: dated by file time, not in 2026
     conn = db.connect(db_path)
     index_paths(conn, [notes])
     conn.close()
@@ -236,11 +253,20 @@ def test_yesterday_and_twenty_days_ago(db_path: Path, tmp_path: Path) -> None:
 # -- the Serena corpus -----------------------------------------------------------------------
 def test_2026_on_serena_lists_the_documents_dated_2026_newest_first(serena_db: Path) -> None:
     conn = sqlite3.connect(serena_db)
-    expected = {r[0] for r in conn.execute("SELECT id FROM documents WHERE date LIKE '2026%'")}
+    own = "SELECT d.id FROM documents d WHERE d.date LIKE '2026%'"
+    mtime = (  # documents with no date of their own, by their file's modification time
+        "SELECT d.id FROM documents d JOIN files f ON f.id = d.file_id WHERE d.date IS NULL"
+        " AND strftime('%Y', f.mtime_ns / 1000000000, 'unixepoch') = '2026'"
+    )
+    expected = {r[0] for r in conn.execute(own)}
+    by_mtime = {r[0] for r in conn.execute(mtime)}
     conn.close()
-    out = run(serena_db, "search", "2026", "--limit", "500")
-    assert out["found"] == len(expected) == len(out["results"]) > 100
-    assert {r["id"] for r in out["results"]} == expected
+    out = run(serena_db, "search", "2026", "--limit", "5000")
+    assert out["found"] == len(expected | by_mtime) == len(out["results"]) > 100
+    assert {r["id"] for r in out["results"]} == expected | by_mtime
+    assert {r["id"] for r in out["results"] if r["date_source"] == "mtime"} == by_mtime
+    if by_mtime:
+        assert f"; {len(by_mtime):,} of them dated by file time" in out["notes"][0]
     dates = [r["date"] for r in out["results"]]
     assert dates == sorted(dates, reverse=True)
     assert out["themes"] and all(set(t) == {"term", "count", "kind"} for t in out["themes"])
@@ -301,12 +327,17 @@ def test_what_happened_in_october_is_a_dated_timeline(sample: sqlite3.Connection
     assert plain["summary"].startswith("What is dated October, oldest first: 6 sources.")
 
 
-def test_a_question_about_a_period_with_nothing_in_it_answers_from_its_words(
+def test_a_question_about_a_period_with_nothing_in_it_says_so(
     sample: sqlite3.Connection, db_path: Path
 ) -> None:
-    answer = run(db_path, "ask", "what happened last week?", env={"MEMDEX_NOW": "2030-01-15"})["answer"]
-    assert answer["period"] is None and answer["timeline"] is False
-    assert not answer["summary"].startswith("What is dated")
+    "A relative date is never searched as words: 'last week' with nothing in it is the answer (#26)."
+    asked = CliRunner().invoke(
+        cli, ["--db", str(db_path), "ask", "what happened last week?"], env={"MEMDEX_NOW": "2030-01-15"}
+    )
+    assert asked.exit_code == 1
+    assert asked.stderr == (
+        "Error: Nothing in the index is dated last week (2030-01-07 to 2030-01-13): ask about another time.\n"
+    )
 
 
 def test_the_date_source_of_older_indexes_is_filled_in_by_the_migration(sample: sqlite3.Connection) -> None:
@@ -318,3 +349,69 @@ def test_the_date_source_of_older_indexes_is_filled_in_by_the_migration(sample: 
     after = dict(sample.execute("SELECT id, date_source FROM documents").fetchall())
     assert after == before  # what the parsers record, worked out from what was stored
     assert set(before.values()) == {None, "frontmatter", "conversation", "file name"}
+
+
+# -- dated by file time; a relative date with nothing in it (issue 26) -------------------------------
+THURSDAY = "2026-11-26"
+
+
+def file_timed(tmp_path: Path, db_path: Path) -> Path:
+    "Notes: one dated by nothing but its file's mtime (Thursday noon, UTC), one with a date of its own."
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "kestrel.md").write_text("# Kestrel\n\nA kestrel hovered over the verge for weeks.\n")
+    noon = 1_795_694_400  # 2026-11-26T12:00:00Z
+    os.utime(notes / "kestrel.md", (noon, noon))
+    note(notes, "deploy-keys", date(2026, 10, 1), "Rotated the deploy keys; it took weeks.")
+    conn = db.connect(db_path)
+    index_paths(conn, [notes])
+    conn.close()
+    return notes
+
+
+def test_a_note_dated_by_its_file_time_is_found_by_date_filters_and_queries(
+    tmp_path: Path, db_path: Path
+) -> None:
+    file_timed(tmp_path, db_path)
+    env = {"MEMDEX_NOW": THURSDAY}
+    since = run(db_path, "search", "kestrel", "--since", THURSDAY, env=env)["results"]
+    assert [(r["title"], r["date"], r["date_source"]) for r in since] == [
+        ("Kestrel", "2026-11-26T12:00:00Z", "mtime")
+    ]
+    assert run(db_path, "search", "kestrel", "--until", "2026-11-25", env=env)["results"] == []
+    for query in ("today", "this week", "November", "what happened in November 2026?"):
+        listed = run(db_path, "search", query, env=env)
+        assert [r["title"] for r in listed["results"]] == ["Kestrel"], query
+        assert listed["notes"][0].endswith(
+            "; 1 of them dated by file time (a file's modification time, which a copy or a checkout sets anew)"
+        )
+    text = CliRunner().invoke(cli, ["--db", str(db_path), "search", "today"], env=env).stdout
+    assert "note · 2026-11-26 (dated by file time) · kestrel.md" in text
+    assert (
+        "why: layer 0 (date): dated 2026-11-26, from its file's modification time (dated by file time)"
+        in text
+    )
+
+
+def test_a_relative_date_with_nothing_dated_then_says_so_and_searches_no_words(
+    tmp_path: Path, db_path: Path
+) -> None:
+    "'3 weeks ago' once found every text holding 'weeks'; it names a time, never words."
+    file_timed(tmp_path, db_path)
+    env = {"MEMDEX_NOW": THURSDAY}
+    result = CliRunner().invoke(cli, ["--db", str(db_path), "search", "3 weeks ago"], env=env)
+    assert result.exit_code == 0
+    assert "Found 0 results for '3 weeks ago'" in result.stdout
+    assert "Note: nothing is dated 3 weeks ago (2026-11-02 to 2026-11-08)" in result.stdout
+    out = run(db_path, "search", "3 weeks ago", env=env)
+    assert out["results"] == [] and out["period"]["since"] == "2026-11-02"
+    mixed = run(db_path, "search", "deploy keys 3 weeks ago", env=env)
+    assert mixed["results"] == []
+    assert (
+        mixed["notes"][-1] == "nothing dated 3 weeks ago (2026-11-02 to 2026-11-08) matches the other words"
+    )
+    # a year may be a word: with nothing dated then, it is still searched as text
+    assert (
+        run(db_path, "search", "1999", env=env)["notes"][0]
+        == "nothing dated 1999; searched those words as text"
+    )

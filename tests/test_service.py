@@ -97,6 +97,36 @@ def test_changes_become_searchable(db_path: Path, notes: Path) -> None:
     assert state is not None and state["stopped_at"] and state["last_batch"]["lag_s"] < 10
 
 
+def test_files_that_arrive_inside_a_new_folder_are_indexed_by_their_batch(
+    db_path: Path, notes: Path, tmp_path: Path
+) -> None:
+    """Issue 26: a folder and the files in it arrive in one batch, and its walk reached each
+    file before its own event did. Previously the file was written twice ("UNIQUE constraint
+    failed: files.path"), the batch failed and waited for a full catch-up, every time."""
+    import shutil
+
+    template = tmp_path / "template"
+    (template / "deeper").mkdir(parents=True)
+    (template / "a.md").write_text("# Gannets\n\nAbout gannets.\n")
+    (template / "deeper" / "b.md").write_text("# Boobies\n\nAbout boobies.\n")
+    with running(db_path) as service:
+        caught_up = service.state["catch_up"]
+        (notes / "d").mkdir()  # mkdir d && echo ... > d/n.md
+        (notes / "d" / "n.md").write_text("# Fulmars\n\nAbout fulmars.\n")
+        shutil.copytree(template, notes / "copied")  # cp -r
+        wait_until(
+            lambda: (
+                [titles(db_path, w) for w in ("fulmars", "gannets", "boobies")]
+                == [["Fulmars"], ["Gannets"], ["Boobies"]]
+            )
+        )
+        assert service.state["errors"] == []
+        assert service.state["catch_up"] is caught_up  # found by the batch, not by a catch-up
+    conn = db.connect(db_path)
+    assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == 4
+    conn.close()
+
+
 def test_a_growing_agent_session_is_read_on_as_it_grows(db_path: Path, tmp_path: Path) -> None:
     "A Claude Code log appended to line by line, a torn line among them, while the watcher runs."
     from .ingest.test_sessions import claude_line, conversation
@@ -139,7 +169,7 @@ def test_survives_a_bad_file_and_a_root_deleted_and_recreated(db_path: Path, not
     import shutil
 
     with running(db_path) as service:
-        (notes / "broken.md").write_text("---\ntitle: [oops\n---\n")
+        (notes / "broken.memory.md").write_text("---\ntitle: [oops\n---\n")  # a note would be read as text
         conn = db.connect(db_path)
         wait_until(lambda: conn.execute("SELECT count(*) FROM ingest_errors").fetchone()[0] == 1)
         shutil.rmtree(notes)

@@ -195,6 +195,10 @@ def answer(
     out.sources = pack(conn, hits, max_tokens or DEFAULT_BUDGET, out.timeline, limit)
     if out.period and out.sources:
         out.caveats.append(_period_coverage(out))
+    if not out.sources and out.period:  # a relative date nothing is dated in
+        out.summary = f"Nothing in the index is dated {out.period}: ask about another time."
+        out.reason = "nothing dated then"
+        return out
     if not out.sources:
         out.summary = (
             f"Nothing in the index matches {question!r}: try fewer or other words, or drop a filter."

@@ -3,7 +3,9 @@
 Each input line is ``{"id": ..., "query": ..., <any search option>}``; each output line is
 ``{"id": ..., "query": ..., "found": N, "results": [...]}`` (with ``period`` and ``themes``
 for a query of dates alone, such as "October"; with ``patterns_noticed`` when the line asks
-``"patterns": true`` -- off by default here, where lines are read by programs), or
+``"patterns": true`` -- off by default here, where lines are read by programs; with ``typos``
+when a word is in no document: the nearest indexed words, searched instead with
+``"fix_typos": true`` or when nothing matched), or
 ``{"id": ..., "error": ...}`` for a line that could not run. Agents and evaluations use it to
 avoid a process per query.
 """
@@ -58,4 +60,6 @@ def run_batch(
             reply.update(period=out["period"], themes=out["themes"])
         if result.patterns:
             reply["patterns_noticed"] = out["patterns_noticed"]
+        if result.typos:  # words no document holds: suggested, or searched instead ("fix_typos")
+            reply["typos"] = out["typos"]
         yield reply

@@ -16,6 +16,7 @@ checked before a tool runs: an unknown name, or a value of the wrong type or ran
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import sqlite3
@@ -176,6 +177,13 @@ class Tools:
                 "(default 0.5; 0 sends every source that fits the budget).",
             ),
         ] = None,
+        fix_typos: Annotated[
+            bool,
+            Field(
+                description="Search the nearest indexed words in place of words no document holds "
+                "(else they are only suggested in notes and typos, unless nothing matched)."
+            ),
+        ] = False,
     ) -> CallToolResult:
         """Search memories, notes and chat archives with memdex's four-layer cascade (topics,
         topics+synonyms, content, content+synonyms), or answer a question with citations.
@@ -187,7 +195,9 @@ class Tools:
         date came from). A query of dates alone ("October", "May 2026", "last week",
         "yesterday", "20 days ago", "since Monday") lists what is dated then, newest first,
         with `themes`: the tags, topics, namespaces and platforms of that time. Every list has
-        `patterns_noticed`: what two or more of its results share. An answer has the spec's
+        `patterns_noticed`: what two or more of its results share. A word no document holds
+        gets a "did you mean" note and `typos` (the nearest indexed words, searched instead with
+        fix_typos, or when nothing matched). An answer has the spec's
         AnswerWithSources fields, its details grouped by `category`, an `analysis`, and
         `verify` (the primary path and the related ones). Read a result with
         get_document(id, line_start, line_end)."""
@@ -212,6 +222,7 @@ class Tools:
                 use_synonyms=use_synonyms,
                 filters=filters,
                 semantic=semantic,
+                fix_typos=fix_typos,
             )
             outcome = run(conn, request, mode=mode, min_relevance=min_relevance)
             deliver(
@@ -228,7 +239,14 @@ class Tools:
     def get_document(
         self,
         id: Annotated[int | None, Field(ge=1, description="A document id from search results.")] = None,
-        path: Annotated[str | None, Field(description="Or the path of its source file.")] = None,
+        path: Annotated[
+            str | None,
+            Field(
+                description="Or what a result printed to name it: its path (absolute or relative; "
+                "path:12-30 reads those lines), its location (path (messages 3-7): those messages), "
+                "or its key (chat_id)."
+            ),
+        ] = None,
         line_start: Annotated[int | None, Field(ge=1, description="First line to read (1-based).")] = None,
         line_end: Annotated[int | None, Field(ge=1, description="Last line to read (inclusive).")] = None,
         max_tokens: Annotated[
@@ -236,8 +254,9 @@ class Tools:
         ] = None,
     ) -> CallToolResult:
         """Read a document found by search_knowledge_base, whole or some of its lines, under a
-        token budget. Markdown is read from its file (the file's own line numbers); a
-        conversation from the index. next_line says where to continue."""
+        token budget. Name it by id, or by path with any form a result prints (path,
+        path:lines, location, key). Markdown is read from its file (the file's own line
+        numbers); a conversation from the index. next_line says where to continue."""
         if (id is None) == (path is None):
             return error("invalid_parameter", "give exactly one of id or path.")
         ref: int | str = id if id is not None else str(path)
@@ -335,9 +354,12 @@ def _validation_message(name: str, exc: ValidationError, tool: Tool) -> str:
 def build(db_path: Path) -> MCPServer:
     "The MCP server for the index at ``db_path``."
     impl = Tools(db_path)
-    tools = [
-        _strict(Tool.from_function(fn, structured_output=False))
-        for fn in (impl.search_knowledge_base, impl.get_document, impl.index_status)
+    functions = (impl.search_knowledge_base, impl.get_document, impl.index_status)
+    tools = [  # descriptions dedented: a client shows them as they come
+        _strict(
+            Tool.from_function(fn, description=inspect.cleandoc(fn.__doc__ or ""), structured_output=False)
+        )
+        for fn in functions
     ]
     registry = {t.name: t for t in tools}
     return MCPServer(

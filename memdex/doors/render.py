@@ -20,6 +20,19 @@ def _n(value: int) -> str:
     return f"{value:,}"
 
 
+def _count(value: int, word: str, plural: str = "") -> str:
+    "``1 chunk``, ``2 chunks``, ``1,024 files``: a number and its noun, agreeing."
+    return f"{value:,} {word if value == 1 else plural or word + 's'}"
+
+
+ECHO = 80  # characters of the query a text header repeats; JSON keeps it whole
+
+
+def _echo(query: str) -> str:
+    "The query as a header repeats it: a pasted page is cut to its first ECHO characters."
+    return repr(query if len(query) <= ECHO else query[:ECHO] + "…")
+
+
 def results_text(result: SearchResult) -> str:
     "The SEARCH layout: found N, showing M, which layer, total tokens; then one block a hit."
     hits = result.hits
@@ -29,14 +42,14 @@ def results_text(result: SearchResult) -> str:
     plural = "" if result.found == 1 and result.found_is_total else "s"
     count = _n(result.found) if result.found_is_total else f"{_n(result.found)}+"
     head = (
-        f"Found {count} {unit}{plural} for {result.query!r}, showing {len(hits)}"
-        f" · {layer_text} · ~{_n(result.total_tokens)} tokens"
+        f"Found {count} {unit}{plural} for {_echo(result.query)}, showing {len(hits)}"
+        f" · {layer_text} · ~{_count(result.total_tokens, 'token')}"
     )
     lines = [head]
     meaning = result.semantic or {}
     if meaning.get("used"):
         found, model, ms = meaning["found"], meaning["model"], meaning["ms"]
-        lines.append(f"Meaning: {found} near passages by {model} in {ms:.0f} ms")
+        lines.append(f"Meaning: {_count(found, 'near passage')} by {model} in {ms:.0f} ms")
     if result.filters:
         lines.append("Filters: " + ", ".join(_filter_text(k, v) for k, v in result.filters.items()))
     for note in result.notes:
@@ -45,7 +58,7 @@ def results_text(result: SearchResult) -> str:
         lines.append("Related words, from the best-matching messages: " + ", ".join(result.related_words))
     if result.themes:
         lines.append("Themes: " + themes_text(result.themes))
-    if result.truncated_by_budget:
+    if result.truncated_by_budget and hits:
         lines.append("Stopped at the --max-tokens budget; raise it to see more.")
     for i, h in enumerate(hits, 1):
         meta = " · ".join(x for x in [h.kind, h.namespace or "", _day(h), h.key] if x)
@@ -53,21 +66,25 @@ def results_text(result: SearchResult) -> str:
             "",
             f"{i:>2}. {h.title}",
             f"    {meta}",
-            f"    {_n(h.size_bytes)} bytes, ~{_n(h.est_tokens)} tokens · relevance {h.relevance:.2f}",
+            f"    {_count(h.size_bytes, 'byte')}, ~{_count(h.est_tokens, 'token')}"
+            f" · relevance {h.relevance:.2f}",
             f"    why: {h.why_relevant['summary']}",
         ]
         if h.snippet:
             lines.append(f"    {h.snippet}")
         if h.chat:
             signals = [name[4:] for name, on in h.chat["signals"].items() if on]
+            messages = _count(h.chat["message_count"], "message") if h.chat["message_count"] else "? messages"
             lines.append(
-                f"    {h.platform or h.kind} chat · {h.chat['message_count'] or '?'} messages, "
-                f"{h.chat['chunk_count']} chunks" + (f" · {', '.join(signals)}" if signals else "")
+                f"    {h.platform or h.kind} chat · {messages}, "
+                f"{_count(h.chat['chunk_count'], 'chunk')}" + (f" · {', '.join(signals)}" if signals else "")
             )
         lines.append(f"    read: {h.location or h.path}")
         if len(h.matching_chunks) > 1 and result.granularity != "chunk":
             lines.append(f"    {len(h.matching_chunks)} matching chunks")
-    if not hits:
+    if not hits and result.truncated_by_budget:
+        lines += ["", "Nothing shown: the first result alone is over the --max-tokens budget."]
+    elif not hits:
         lines += ["", "Nothing matched. Try fewer or other words, or drop a filter."]
     if result.patterns:
         lines += ["", patterns_text(result.patterns)]
@@ -77,7 +94,7 @@ def results_text(result: SearchResult) -> str:
 def _day(hit: Hit) -> str:
     "A result's day, marked when it is only its file's modification time."
     day = (hit.date or "")[:10]
-    return f"{day} (file mtime)" if day and hit.date_source == "mtime" else day
+    return f"{day} (dated by file time)" if day and hit.date_source == "mtime" else day
 
 
 def _filter_text(name: str, value: Any) -> str:
@@ -95,7 +112,7 @@ def themes_text(themes: list[dict[str, Any]]) -> str:
 def patterns_text(patterns: list[dict[str, Any]]) -> str:
     "What the shown results share: ``Patterns noticed in the 10 results shown: deploy 4 (tag)…``."
     shown = patterns[0]["of"]
-    return f"Patterns noticed in the {shown} documents shown: " + themes_text(patterns)
+    return f"Patterns noticed in the {_count(shown, 'document')} shown: " + themes_text(patterns)
 
 
 def search_sql(result: SearchResult) -> str:
@@ -108,24 +125,47 @@ def search_sql(result: SearchResult) -> str:
 
 
 def index_text(report: dict[str, Any]) -> str:
-    roots = ", ".join(f"{r['path']} ({r['kind']})" for r in report["roots"])
+    "What a run did; ``skipped`` counts the problems it found (known ones: ``index_notices``)."
+    roots = ", ".join(f"{r['path']} ({_root_kind(r)})" for r in report["roots"])
+    new = [s for s in report["skipped"] if not s.get("known")]
     lines = [
-        f"Indexed {roots}",
-        f"{_n(report['seen'])} files: {_n(report['added'])} added, {_n(report['updated'])} updated, "
+        f"Indexed {roots}" if roots else "Indexed every root",
+        f"{_count(report['seen'], 'file')}: {_n(report['added'])} added, {_n(report['updated'])} updated, "
         f"{_n(report['unchanged'])} unchanged, {_n(report['removed'])} removed, "
-        f"{_n(len(report['skipped']))} skipped · {_n(report['documents'])} documents written "
+        f"{_n(len(new))} skipped · {_count(report['documents'], 'document')} written "
         f"in {report['seconds']:.2f} s",
     ]
     return "\n".join(lines)
 
 
+def _root_kind(root: dict[str, Any]) -> str:
+    "``note``, ``serena``; ``mixed: memory 2, note 3``; ``nothing memdex reads``."
+    if root["kind"] == "mixed":
+        return "mixed: " + ", ".join(f"{kind} {_n(n)}" for kind, n in root["holds"].items())
+    return "nothing memdex reads" if root["kind"] == "none" else str(root["kind"])
+
+
+def index_notices(report: dict[str, Any]) -> list[str]:
+    "What a run has to tell besides its counts (stderr): notes, missing roots, known problems."
+    lines = [f"Note: {note}." for note in report.get("notes", [])]
+    for root in report.get("missing_roots", []):
+        lines.append(
+            f"Warning: root {root} is missing; its documents stay searchable until it returns. "
+            f"If it moved or is gone for good: memdex roots remove {root}"
+        )
+    known = {s["file"] for s in report["skipped"] if s.get("known")}
+    if known:
+        lines.append(f"{_count(len(known), 'file')} with known problems: `memdex status` lists them.")
+    return lines
+
+
 def skipped_text(report: dict[str, Any]) -> str:
-    "What was skipped: whole files, and records inside indexed files (path#record)."
-    skipped = report["skipped"]
+    "What this run could not index: whole files, and records inside indexed files (path#record)."
+    skipped = [s for s in report["skipped"] if not s.get("known")]
     records = sum(1 for s in skipped if "#" in s["path"])
     files = len(skipped) - records
-    parts = [f"{files} file{'s' if files != 1 else ''}"] if files else []
-    parts += [f"{records} record{'s' if records != 1 else ''}"] if records else []
+    parts = [_count(files, "file")] if files else []
+    parts += [_count(records, "record")] if records else []
     lines = [f"Skipped {' and '.join(parts)}:"]
     lines += [f"  {s['path']}: {s['reason']}" for s in skipped]
     return "\n".join(lines)
@@ -135,10 +175,11 @@ def status_text(info: dict[str, Any]) -> str:
     c = info["counts"]
     d = info["database"]
     lines = [
-        f"Index: {d['path']} ({_n(d['size_bytes'])} bytes, schema {d['schema_version']}, "
+        f"Index: {d['path']} ({_count(d['size_bytes'], 'byte')}, schema {d['schema_version']}, "
         f"SQLite {d['sqlite_version']})",
-        f"{_n(c['documents'])} documents, {_n(c['chunks'])} chunks, {_n(c['topics'])} topics, "
-        f"{_n(c['files'])} files, ~{_n(c['est_tokens'])} tokens, {_n(c['synonyms'])} synonyms",
+        f"{_count(c['documents'], 'document')}, {_count(c['chunks'], 'chunk')}, "
+        f"{_count(c['topics'], 'topic')}, {_count(c['files'], 'file')}, "
+        f"~{_count(c['est_tokens'], 'token')}, {_count(c['synonyms'], 'synonym')}",
     ]
     if info["kinds"]:
         lines.append("Kinds: " + ", ".join(f"{k['kind']} {_n(k['documents'])}" for k in info["kinds"]))
@@ -146,11 +187,11 @@ def status_text(info: dict[str, Any]) -> str:
     lines.append(_semantic_line(info["semantic"]))
     lines.append("Roots:" if info["roots"] else "Roots: none yet (run `memdex index PATH`)")
     for r in info["roots"]:
-        kind = r["kind"] or r["detected_kind"]
         orphans = f", {_n(r['orphans'])} in no index (memdex lint)" if r.get("orphans") else ""
+        missing = ", MISSING (memdex roots remove forgets it)" if r["state"] == "missing" else ""
         lines.append(
-            f"  {r['path']}  {kind}, {r['scope']}, {_n(r['files'])} files, "
-            f"{_n(r['documents'])} documents{orphans}, indexed {r['indexed_at'] or 'never'}"
+            f"  {r['path']}  {_root_kind(r)}, {r['scope']}, {_count(r['files'], 'file')}, "
+            f"{_count(r['documents'], 'document')}{orphans}, indexed {r['indexed_at'] or 'never'}{missing}"
         )
     errors = info["errors"]
     note = " (skipped files keep their last good version; path#record is a record inside a file)"
@@ -160,13 +201,41 @@ def status_text(info: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def roots_text(roots: list[dict[str, Any]]) -> str:
+    "`memdex roots`: one line a root, with its kind, counts and state."
+    if not roots:
+        return "No roots yet: `memdex index PATH` adds one."
+    lines = []
+    for r in roots:
+        state = {"ok": "ok", "errors": f"{_count(r['errors'], 'problem')} (memdex status lists them)"}
+        lines.append(
+            f"{r['path']}  {_root_kind(r)} · {_count(r['files'], 'file')}, "
+            f"{_count(r['documents'], 'document')} · "
+            + state.get(r["state"], f"missing: `memdex roots remove {r['path']}` forgets it")
+        )
+    return "\n".join(lines)
+
+
+def forgotten_text(removed: dict[str, Any]) -> str:
+    "What `memdex roots remove` removed."
+    text = (
+        f"Forgot {removed['path']}: {_count(removed['files'], 'file')}, "
+        f"{_count(removed['documents'], 'document')}, {_count(removed['chunks'], 'chunk')}, "
+        f"{_count(removed['vectors'], 'vector')} and {_count(removed['errors'], 'recorded problem')} removed."
+    )
+    if removed.get("outer_root"):
+        text += f" Its files are under {removed['outer_root']}, whose next run indexes them again."
+    return text
+
+
 def _semantic_line(semantic: dict[str, Any]) -> str:
     "Meaning: which model, and how many chunks have its vectors; or why it is off."
     if not semantic["models"]:
         why = semantic["missing"] or "no vectors yet (run `memdex embed`)"
         return f"Meaning: off, {why}"
     m = semantic["models"][0]
-    line = f"Meaning: {m['name']}, {_n(m['vectors'])} of {_n(semantic['chunks'])} chunks have vectors"
+    have = "chunk has" if semantic["chunks"] == 1 else "chunks have"
+    line = f"Meaning: {m['name']}, {_n(m['vectors'])} of {_n(semantic['chunks'])} {have} vectors"
     if not semantic["available"]:
         line += f" (off here: {semantic['missing']})"
     return line
@@ -187,7 +256,7 @@ def _writer_lines(writer: dict[str, Any]) -> list[str]:
     batch = state.get("last_batch")
     if batch:
         lines.append(
-            f"  last batch {batch['at']}: {batch['paths']} paths, {batch['added']} added, "
+            f"  last batch {batch['at']}: {_count(batch['paths'], 'path')}, {batch['added']} added, "
             f"{batch['updated']} updated, {batch['removed']} removed in {batch['seconds']:.2f} s "
             f"(lag {batch['lag_s']:.2f} s)"
         )
@@ -228,7 +297,7 @@ def answer_text(answer: Answer) -> str:
         h = s.hit
         meta = " · ".join(x for x in [h.key, h.platform or h.kind, _day(h)] if x)
         lines.append(
-            f"[{s.n}] {h.title} — {meta} · ~{_n(s.tokens)} tokens sent"
+            f"[{s.n}] {h.title} — {meta} · ~{_count(s.tokens, 'token')} sent"
             f" · layer {h.match_layer} ({LAYER_NAMES[h.match_layer]})"
             + ("" if s.cited else " · sent, not cited")
         )
@@ -262,10 +331,9 @@ def _answer_footer(answer: Answer) -> str:
     if ref is None:
         rounds = "no search run"
     else:
-        rounds = (
-            f"{len(ref.rounds)} search round{'s' if len(ref.rounds) != 1 else ''} (stopped: {ref.stopped})"
-        )
-    sent = f"{len(answer.sources)} sources, ~{_n(sum(s.tokens for s in answer.sources))} tokens"
+        rounds = f"{_count(len(ref.rounds), 'search round')} (stopped: {ref.stopped})"
+    tokens = sum(s.tokens for s in answer.sources)
+    sent = f"{_count(len(answer.sources), 'source')}, ~{_count(tokens, 'token')}"
     if answer.method == "claude":
         return f"_Synthesised by {answer.model} from {sent}; {rounds}._"
     return f"_Extractive answer from {sent} ({answer.reason}); {rounds}._"

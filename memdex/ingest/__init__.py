@@ -29,6 +29,7 @@ BUILT_IN: dict[str, tuple[str, KindTraits]] = {
     "archive": ("memdex.ingest.kinds.archive:ArchiveKind", KindTraits()),
     "memory": ("memdex.ingest.kinds.memory:MemoryKind", KindTraits(one_document_per_file=True)),
     "note": ("memdex.ingest.kinds.note:NoteKind", KindTraits(one_document_per_file=True)),
+    "text": ("memdex.ingest.kinds.plain:PlainKind", KindTraits(one_document_per_file=True)),
     "chatgpt": ("memdex.ingest.kinds.chatgpt:ChatGPTKind", KindTraits()),
     "claude": ("memdex.ingest.kinds.claude:ClaudeKind", KindTraits()),
     "gemini": ("memdex.ingest.kinds.gemini:GeminiKind", KindTraits()),

@@ -39,6 +39,10 @@ _BODY_DATE = re.compile(
 _NAME_DATE = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
 
 
+class BrokenFrontmatter(IngestError):
+    "A file opens with a frontmatter block that does not parse: the message says where and why."
+
+
 def split_frontmatter(text: str) -> tuple[dict[str, Any], str, int]:
     """Return (metadata, body, line number of the body's first line).
 
@@ -55,7 +59,7 @@ def _split_frontmatter(text: str, load: Callable[[str], Any]) -> tuple[dict[str,
     try:
         fm, _ = _YAML.split(text)
     except ValueError:
-        raise IngestError("frontmatter starts with --- but has no closing --- line") from None
+        raise BrokenFrontmatter("frontmatter starts with --- but has no closing --- line") from None
     # The body starts after the closing delimiter: count lines up to it.
     match = None
     for match in _YAML.FM_BOUNDARY.finditer(text):
@@ -69,14 +73,14 @@ def _split_frontmatter(text: str, load: Callable[[str], Any]) -> tuple[dict[str,
     try:
         meta = load(fm)
     except RecursionError:
-        raise IngestError("broken YAML frontmatter: nested too deeply") from None
+        raise BrokenFrontmatter("broken YAML frontmatter: nested too deeply") from None
     except yaml.YAMLError as exc:
         # The context mark is where the broken construct starts ("[" of an unclosed list);
         # the problem mark is where YAML gave up, often the end of the block.
         mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""  # the block starts on line 1
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise IngestError(f"broken YAML frontmatter{where}: {problem}") from None
+        raise BrokenFrontmatter(f"broken YAML frontmatter{where}: {problem}") from None
     if not isinstance(meta, dict):
         # Not fields: a note that opens with a --- rule and prose. It is all body.
         return {}, text, 1
@@ -305,10 +309,12 @@ def parse_markdown(
     size_bytes: int,
     key: str,
     max_tokens: int = DEFAULT_CHUNK_TOKENS,
+    header: bool = True,
 ) -> Document:
-    "Read fields, title, dates and chunks of one markdown file."
+    """Read fields, title, dates and chunks of one markdown file. ``header=False`` reads a
+    frontmatter block as text like the rest (for a note whose block does not parse)."""
     # The fields as JSON values, bounded against hostile YAML before anything walks them.
-    meta, body, body_line = _split_frontmatter(text, frontmatter.fields)
+    meta, body, body_line = _split_frontmatter(text, frontmatter.fields) if header else ({}, text, 1)
     shape = structure_of(body)  # parsed once, for the title and the chunks
     title = (
         scalar_text(field_value(meta, "title"))
@@ -352,7 +358,7 @@ def parse_markdown(
     )
 
 
-def read_markdown(source: SourceFile, kind: str, key: str) -> Document:
+def read_markdown(source: SourceFile, kind: str, key: str, *, header: bool = True) -> Document:
     "One markdown source file as a document of ``kind``; namespace from its folder if unset."
     doc = parse_markdown(
         source.text(),
@@ -361,6 +367,7 @@ def read_markdown(source: SourceFile, kind: str, key: str) -> Document:
         size_bytes=source.size,
         key=key,
         max_tokens=source.chunk_tokens or DEFAULT_CHUNK_TOKENS,
+        header=header,
     )
     doc.namespace = doc.namespace or folder_namespace(source.rel_path)
     doc.scope = as_text(field_value(doc.meta, "scope")) or source.scope

@@ -10,6 +10,9 @@
 - A file that cannot be read or parsed is recorded in ``ingest_errors`` and skipped; if it was
   indexed before, its last good version stays searchable.
 - A file that is gone is deleted with everything derived from it.
+- A run handles each file once, however many ways it is reached (a new folder and the file
+  in it are both in a watcher's batch): its writes are queued, so a second look would not
+  see the first one's and would write the file twice.
 
 ``index_paths`` walks whole roots (``memdex index``, and the watcher's catch-up on start);
 ``index_changes`` looks only at the paths a watcher saw change.
@@ -21,15 +24,17 @@ import hashlib
 import os
 import sqlite3
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
-from memdex.errors import DatabaseError, IngestError, InvalidParameter, MemdexError, raise_errors
+from memdex.errors import DatabaseError, IngestError, InvalidParameter, raise_errors
 from memdex.ingest import INGEST_VERSION, SOURCES, detect_root_kind, get_kind, kinds_for
 from memdex.ingest.base import MB, SNIFF_BYTES, SourceFile, SourceKind
-from memdex.ingest.roots import Root, Zones, detect_scope, nested_roots, owning_root
+from memdex.ingest.report import IndexReport, Skipped, root_kind
+from memdex.ingest.roots import Root, Zones, detect_scope, nested_roots, owning_root, roots_to_index
 from memdex.ingest.sessions import TAIL_BYTES, WHOLE_READ_GROWTH, Tail, WholeReadNeeded, tail_hash
 from memdex.ingest.walk import Found, IgnoreList, folder_stat, stat_file, walk
 from memdex.ingest.writer import BATCH_FILES, WATCH_BATCH_FILES, StoredFile, Writer
@@ -39,44 +44,6 @@ QUEUE_BYTES = 32 * MB  # parsed data held before it is written
 
 Progress = Callable[[int, int], None]
 ShouldStop = Callable[[], bool]
-
-
-@dataclass
-class Skipped:
-    path: str
-    reason: str
-
-
-@dataclass
-class IndexReport:
-    "What one run did. ``skipped`` lists every file that could not be indexed, with why."
-
-    roots: list[dict[str, str | None]] = field(default_factory=list)
-    seen: int = 0
-    unchanged: int = 0
-    added: int = 0
-    updated: int = 0
-    removed: int = 0
-    documents: int = 0
-    skipped: list[Skipped] = field(default_factory=list)
-    seconds: float = 0.0
-    stopped: bool = False  # interrupted by should_stop(); a later run finishes the work
-
-    def to_dict(self) -> dict[str, object]:
-        return asdict(self)
-
-    @property
-    def changed(self) -> int:
-        return self.added + self.updated + self.removed
-
-    def merge(self, other: IndexReport) -> None:
-        "Add another run's counts to this one (several roots reported as one run)."
-        self.roots += other.roots
-        for name in ("seen", "unchanged", "added", "updated", "removed", "documents"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.skipped += other.skipped
-        self.seconds = round(self.seconds + other.seconds, 3)
-        self.stopped = self.stopped or other.stopped
 
 
 @dataclass
@@ -112,11 +79,9 @@ def index_paths(
         get_kind(kind)
     if scope not in (None, "user", "project"):
         raise InvalidParameter(f"Unknown scope {scope!r}: use user or project.")
-    roots = [Path(os.path.abspath(p)) for p in paths]
-    for root in roots:  # all of them, before anything is written
-        if not os.path.lexists(root):
-            raise MemdexError(f"{root}: no such file or folder.")
     run = _Run(conn, Options(kind, scope, max_file_size, chunk_tokens), progress, should_stop)
+    roots, notes = roots_to_index(conn, [Path(os.path.abspath(p)) for p in paths], kind)
+    run.report.notes += notes
 
     def work() -> None:
         for root in roots:
@@ -138,16 +103,26 @@ def index_known_roots(
     first indexed with; a root that no longer exists is reported, not emptied."""
     wanted = {os.path.abspath(r) for r in roots} if roots is not None else None
     rows = [r for r in conn.execute(db.query("roots_all")) if wanted is None or r["path"] in wanted]
+    # A root stored by its real path first: of two roots that are one folder (registered by
+    # two paths before roots were resolved), it is the one indexed.
+    rows.sort(key=lambda r: os.path.realpath(r["path"]) != r["path"])
     total = IndexReport()
+    indexed: dict[str, str] = {}  # real path -> the root indexed as it
     for row in rows:
         if should_stop is not None and should_stop():
             total.stopped = True
             break
-        if not os.path.lexists(row["path"]):
-            total.skipped.append(
-                Skipped(row["path"], "root is missing; its documents are kept until it returns")
+        if not os.path.exists(row["path"]):
+            total.missing_roots.append(row["path"])
+            continue
+        real = os.path.realpath(row["path"])
+        if real in indexed:
+            total.notes.append(
+                f"{row['path']} is {indexed[real]}, indexed too: its documents are in the index "
+                f"twice; `memdex roots remove {row['path']}` drops the second copy"
             )
             continue
+        indexed[real] = row["path"]
         report = index_paths(
             conn,
             [row["path"]],
@@ -206,6 +181,9 @@ class _Run:
         self.roots: dict[str, Root] = {}
         self.ignored = IgnoreList()
         self.record_errors: dict[str, list[Skipped]] | None = None  # preloaded per whole root
+        self.errors_before: dict[str, sqlite3.Row] | None = None  # ingest_errors, per whole root
+        self.handled: set[str] = set()  # files this run has dealt with (see the module's doc)
+        self.holds: Counter[str] = Counter()  # files per kind of the root being walked
         self.queue: list[Callable[[], None]] = []
         self.queued_bytes = 0
 
@@ -253,7 +231,7 @@ class _Run:
         tokens = self.options.chunk_tokens
         root_id, version = self.writer.register_root(str(root), forced, root_kind or "files", scope, tokens)
         self.writer.commit()
-        self.report.roots.append({"path": str(root), "kind": forced or root_kind or "files", "scope": scope})
+        self.report.roots.append({"path": str(root), "kind": forced or root_kind, "scope": scope})
         zones = Zones(root, root_kind, not forced)
         nested = nested_roots(str(root), self._all_roots())
         return Root(root_id, root, forced, scope, zones, nested, tokens, stale=version < INGEST_VERSION)
@@ -278,14 +256,23 @@ class _Run:
 
     # -- whole roots ---------------------------------------------------------------------
     def index_root(self, path: Path) -> None:
+        # What the roots before this one wrote is applied first: a root inside one of them
+        # takes its files over (adopt), and must find them stored.
+        self.flush()
+        self.handled.clear()
+        self.holds = Counter()
         root = self.new_root(path)
         existing = {r["path"]: _stored(r) for r in self.writer.q("files_of_root", {"root_id": root.id})}
         broken = {r["path"]: r for r in self.writer.q("errors_of_root", {"root_id": root.id})}
+        self.errors_before = broken
         self.record_errors = {}
         for r in self.writer.q("record_errors_of_root", {"root_id": root.id}):
-            skipped = Skipped(_record(r["path"], r["kind"], r["record"]), r["reason"])
+            skipped = Skipped(_record(r["path"], r["kind"], r["record"]), r["reason"], True, r["path"])
             self.record_errors.setdefault(r["path"], []).append(skipped)
-        seen, unlisted = self._walk(root, root.path, existing, broken)
+        seen, unlisted = self._walk(root, root.path, existing)
+        entry = self.report.roots[-1]
+        entry["holds"] = dict(sorted(self.holds.items()))
+        entry["kind"] = root_kind(root.forced, str(entry["kind"] or ""), sorted(self.holds))
         if self.report.stopped:
             return
         self._remove_unseen(existing, seen, unlisted)
@@ -297,9 +284,15 @@ class _Run:
     def _remove_unseen(self, existing: dict[str, StoredFile], seen: set[str], unlisted: list[str]) -> None:
         "Files indexed before but not found now are gone -- unless their folder could not be listed."
         for file_path, stored in existing.items():
-            if file_path not in seen and not any(file_path.startswith(u) for u in unlisted):
-                self.later(partial(self.writer.delete, stored.id))
-                self.report.removed += 1
+            if (
+                file_path in seen
+                or file_path in self.handled
+                or any(file_path.startswith(u) for u in unlisted)
+            ):
+                continue
+            self.handled.add(file_path)
+            self.later(partial(self.writer.delete, stored.id))
+            self.report.removed += 1
 
     # -- one changed path ----------------------------------------------------------------
     def index_path(self, root: Root, path: Path) -> None:
@@ -317,9 +310,12 @@ class _Run:
                 rel = os.path.relpath(path, root.path).replace(os.sep, "/")
         if path.is_dir() and not path.is_symlink():
             existing = {r["path"]: _stored(r) for r in self.writer.q("files_under", {"path": str(path)})}
-            seen, unlisted = self._walk(root, path, existing, None)
+            seen, unlisted = self._walk(root, path, existing)
             self._remove_unseen(existing, seen, unlisted)
         elif os.path.lexists(path):
+            if str(path) in self.handled:
+                return
+            self.handled.add(str(path))
             found = stat_file(path, rel, root.path)
             candidates = self._candidates(root, found) if found is not None else None
             if candidates:
@@ -334,6 +330,9 @@ class _Run:
                 self.later(partial(self.writer.clear_error, r["path"]))
 
     def _broken(self, path: str) -> sqlite3.Row | None:
+        "The problem recorded for this file before this run, if any."
+        if self.errors_before is not None:
+            return self.errors_before.get(path)
         return self.writer.q("error_by_path", {"path": path}).fetchone()
 
     # -- files ---------------------------------------------------------------------------
@@ -357,15 +356,16 @@ class _Run:
         kinds = kinds_for(rel, root.forced, zone_kind)
         return (zone, kinds, found) if kinds else None
 
-    def _walk(
-        self, root: Root, start: Path, existing: dict[str, StoredFile], broken: dict[str, sqlite3.Row] | None
-    ) -> tuple[set[str], list[str]]:
+    def _walk(self, root: Root, start: Path, existing: dict[str, StoredFile]) -> tuple[set[str], list[str]]:
         "Process every source file under ``start``; return the paths seen and unlistable folders."
         plan: list[tuple[Found, Path, list[SourceKind]]] = []
         seen: set[str] = set()
         unlisted: list[str] = []
         for found in walk(root.path, root.nested, start=start, ignored=self.ignored):
             seen.add(str(found.path))
+            if str(found.path) in self.handled:
+                continue
+            self.handled.add(str(found.path))
             if found.problem and found.problem.startswith("cannot list folder"):
                 unlisted.append(str(found.path) + os.sep)
                 self._skip(root, found, found.problem, remember_stat=False)
@@ -379,8 +379,7 @@ class _Run:
                 break
             self.report.seen += 1
             path = str(found.path)
-            error = broken.get(path) if broken is not None else self._broken(path)
-            self._file(root, zone, found, kinds, existing.get(path), error)
+            self._file(root, zone, found, kinds, existing.get(path), self._broken(path))
             if self.progress:
                 self.progress(done, len(plan))
         return seen, unlisted
@@ -406,10 +405,11 @@ class _Run:
         same_stat = stored is not None and (stored.size, stored.mtime_ns) == (found.size, found.mtime_ns)
         if same_stat and stored is not None and stored.kind in names and broken is None and not root.stale:
             self.report.unchanged += 1
+            self.holds[stored.kind] += 1
             self.report.skipped += self._record_errors(stored)
             return
         if broken is not None and (broken["size"], broken["mtime_ns"]) == (found.size, found.mtime_ns):
-            self.report.skipped.append(Skipped(str(found.path), broken["reason"]))
+            self.report.skipped.append(Skipped(str(found.path), broken["reason"], known=True))
             return
         limit = self.options.max_file_size or max(k.max_bytes for k in candidates)
         grown = stored is not None and found.size > stored.size and broken is None and not root.stale
@@ -446,6 +446,7 @@ class _Run:
         if same_bytes and stored is not None and not whole_folder and not root.stale:
             self.later(partial(self.writer.touch, stored, found))
             self.report.unchanged += 1
+            self.holds[stored.kind] += 1
             self.report.skipped += self._record_errors(stored)
             return
         kind = next((k for k in candidates if k.sniff(data)), None)
@@ -473,11 +474,15 @@ class _Run:
                 root, found, f"unexpected {type(exc).__name__}: {exc} (a memdex bug: please report it)"
             )
             return
+        # Records skipped as before in a file read again with its stat unchanged (by newer
+        # parsers) are known; in a file that changed, they are news.
+        before = {(s.path, s.reason) for s in self._record_errors(stored)} if same_stat and stored else set()
         self.later(partial(self.writer.replace, root.id, found, kind.name, sha, stored, parsed), len(data))
+        self.holds[kind.name] += 1
         self.report.documents += len(parsed.documents)
-        self.report.skipped += [
-            Skipped(_record(str(found.path), kind.name, rec), why) for rec, why in parsed.skipped
-        ]
+        for rec, why in parsed.skipped:
+            name = _record(str(found.path), kind.name, rec)
+            self.report.skipped.append(Skipped(name, why, (name, why) in before, str(found.path)))
         if stored is None:
             self.report.added += 1
         else:
@@ -524,6 +529,7 @@ class _Run:
         sha = hashlib.sha256(stored.sha256.encode() + data).hexdigest()
         if appended.offset == tail.offset:  # only a line still being written: nothing yet
             self.report.unchanged += 1
+            self.holds[stored.kind] += 1
             return True
         # Written now, not queued: if the document is not there to add to, read it whole.
         self.flush()
@@ -531,21 +537,36 @@ class _Run:
             return False
         self.writer.commit()
         self.report.updated += 1
+        self.holds[stored.kind] += 1
         self.report.documents += 1 if appended.document.chunks else 0
         self.report.skipped += [
-            Skipped(_record(str(found.path), kind.name, rec), why) for rec, why in appended.skipped
+            Skipped(_record(str(found.path), kind.name, rec), why, file=str(found.path))
+            for rec, why in appended.skipped
         ]
         return True
 
     def _record_errors(self, stored: StoredFile) -> list[Skipped]:
-        "Records still skipped inside an unchanged file (they are reported on every run)."
+        "Records still skipped inside an unchanged file: known problems."
         if self.record_errors is not None:
             return list(self.record_errors.get(stored.path, []))
         rows = self.writer.q("record_errors_of_file", {"file_id": stored.id})
-        return [Skipped(_record(stored.path, stored.kind, r["record"]), r["reason"]) for r in rows]
+        return [
+            Skipped(_record(stored.path, stored.kind, r["record"]), r["reason"], True, stored.path)
+            for r in rows
+        ]
 
     def _skip(self, root: Root, found: Found, reason: str, remember_stat: bool = True) -> None:
-        self.report.skipped.append(Skipped(str(found.path), reason))
+        """Record a file that cannot be indexed. Known when it was recorded before for the same
+        reason with the same stat (a reason checked every run, the size limit, keeps none)."""
+        before = self._broken(str(found.path))
+        known = (
+            before is not None
+            and before["reason"] == reason
+            and (
+                before["size"] is None or (before["size"], before["mtime_ns"]) == (found.size, found.mtime_ns)
+            )
+        )
+        self.report.skipped.append(Skipped(str(found.path), reason, known))
         self.later(partial(self.writer.record_error, root.id, found, reason, remember_stat))
 
 

@@ -127,6 +127,16 @@ class Writer:
         with self.unit():
             self.q("error_delete", {"path": path})
 
+    def forget_root(self, root_id: int) -> None:
+        """A root is forgotten: its vectors, then the root with all that cascades from it
+        (files, documents, chunks, full-text entries, topics, problems); documents of other
+        roots that its index rows gave topics to get their topics back as they are now."""
+        with self.unit():
+            targets = {r[0] for r in self.q("link_targets_of_root", {"root_id": root_id})}
+            self.q("vectors_of_root_delete", {"root_id": root_id})
+            self.q("root_delete", {"id": root_id})
+            self._refresh_topics(targets)
+
     # -- files ---------------------------------------------------------------------------
     def stored(self, path: str) -> StoredFile | None:
         row = self.q("file_by_path", {"path": path}).fetchone()

@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any
 from memdex.errors import QuerySyntaxError
 from memdex.models import Hit, LayerRun, SearchResult
 from memdex.passages import choose
-from memdex.query import ranking, synonyms
+from memdex.query import ranking, suggest, synonyms
 from memdex.query.listing import list_period
+from memdex.query.period import describe
 from memdex.query.ranking import (
     BODY_WEIGHT,
     CHUNK_CONTEXT_WEIGHT,
@@ -97,7 +98,10 @@ def _search(conn: sqlite3.Connection, request: SearchRequest) -> SearchResult:
     ]
     if not raw and parsed.date_only:  # "October", "last week": list what is dated then
         listed = list_period(conn, request, parsed, _filter_params(request, parsed))
-        if listed.found:
+        # A relative date ("3 weeks ago") is never a word to search for: nothing dated then is
+        # the answer (the listing's note says so). A year or a month may be a word ("2019").
+        if listed.found or parsed.spans:
+            listed.notes[:0] = notes
             return listed
         notes.append(f"nothing dated {' '.join(parsed.date_words)}; searched those words as text")
         parsed = parse_query(query, date_words=False)
@@ -107,7 +111,10 @@ def _search(conn: sqlite3.Connection, request: SearchRequest) -> SearchResult:
         run.raw(query)
     elif parsed.key_terms:
         run.run()
-        if not run.candidates and parsed.dated:
+        if not run.candidates and parsed.spans:
+            label = describe(parsed.date_words, *parsed.window())
+            run.notes.append(f"nothing dated {label} matches the other words")
+        elif not run.candidates and parsed.dated:
             # No document is dated that way: the date words may be plain words after all.
             note = f"nothing dated {' '.join(parsed.date_words)}; searched those words as text"
             parsed = parse_query(query, date_words=False)
@@ -136,7 +143,11 @@ def _search(conn: sqlite3.Connection, request: SearchRequest) -> SearchResult:
             run.notes.append(
                 f"no documents of kind {', '.join(unknown)} here; kinds in this index: {', '.join(present)}"
             )
-    return SearchResult(
+    if not hits:  # what to try instead: filter values the index holds, a budget that fits
+        run.notes += suggest.filter_notes(conn, filters)
+        if truncated and run.ranked():
+            run.notes.append(suggest.budget_note(conn, run.ranked()[0], run.terms, request))
+    result = SearchResult(
         query=query,
         terms=[t.text for t in run.terms],
         granularity=request.granularity,
@@ -151,6 +162,9 @@ def _search(conn: sqlite3.Connection, request: SearchRequest) -> SearchResult:
         semantic=meaning.to_dict() if meaning else None,
         related_words=run.related,
     )
+    if raw or not parsed.key_terms:
+        return result
+    return suggest.with_typos(conn, request, run.terms, result, again=_search)  # "did you mean"
 
 
 def _filter_params(request: SearchRequest, parsed: ParsedQuery) -> dict[str, Any]:

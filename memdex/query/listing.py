@@ -3,9 +3,10 @@ the documents dated in its period, newest first, with the themes of that time.
 
 Limit, granularity, token budget and filters work as for any search; at chunk granularity
 a document's chunks follow one another in reading order. Each result is of layer 0 (date)
-and its ``why_relevant`` says its date and where that date came from. Documents with no
-date of their own are never listed: their files' modification times are when they were
-copied or checked out as often as when they were written.
+and its ``why_relevant`` says its date and where that date came from. A document with no
+date of its own is dated by its file's modification time, as date filters date it, and the
+note counts how many are: a copy or a checkout gives every file a new modification time, so
+such a date says when a file arrived as often as when it was written.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ SOURCE_WORDS = {
     "conversation": "the conversation's timestamps",
     "text": "a date in its text",
     "file name": "its file name",
-    "mtime": "its file's modification time",
+    "mtime": "its file's modification time (dated by file time)",
 }
 
 
@@ -39,7 +40,9 @@ def list_period(
     "The documents dated in the query's period (with the request's filters), newest first."
     sql = db.query("period_documents")
     started = time.perf_counter()
-    ids = [r["document_id"] for r in conn.execute(sql, params)]
+    rows = conn.execute(sql, params).fetchall()
+    ids = [r["document_id"] for r in rows]
+    by_mtime = sum(1 for r in rows if r["by_mtime"])
     ms = round((time.perf_counter() - started) * 1000, 3)
     if request.granularity == "chunk":
         chunks: dict[int, list[int]] = {}
@@ -55,7 +58,6 @@ def list_period(
     label = period.describe(parsed.date_words, since, until)
     for hit in hits:
         hit.why_relevant = why_dated(hit, label)
-    unit = "document" if len(ids) == 1 else "documents"
     rendered = db.render_sql(sql, params)
     run = LayerRun(DATE_LAYER, LAYER_NAMES[DATE_LAYER], "", "date", rendered, len(ids), len(ids), ms)
     return SearchResult(
@@ -67,10 +69,24 @@ def list_period(
         layers=[run],
         filters={**request.filters.to_dict(), **parsed.date_filters()},
         truncated_by_budget=truncated,
-        notes=[f"{len(ids):,} {unit} dated {label}, listed {PERIOD_ORDER}"],
+        notes=[period_note(len(ids), by_mtime, label)],
         themes=[t.to_dict() for t in themes(conn, ids)],
         period={"words": parsed.date_words, "since": since, "until": until, "order": PERIOD_ORDER},
     )
+
+
+def period_note(found: int, by_mtime: int, label: str) -> str:
+    "What a period holds, and how many of those are dated by their file's modification time."
+    if not found:
+        return f"nothing is dated {label}"
+    unit = "document" if found == 1 else "documents"
+    note = f"{found:,} {unit} dated {label}, listed {PERIOD_ORDER}"
+    if by_mtime:
+        note += (
+            f"; {by_mtime:,} of them dated by file time (a file's modification time, "
+            "which a copy or a checkout sets anew)"
+        )
+    return note
 
 
 def why_dated(hit: Hit, label: str) -> dict[str, Any]:

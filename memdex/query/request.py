@@ -8,6 +8,7 @@ outside world uses (batch lines, MCP arguments) in one place.
 
 from __future__ import annotations
 
+import calendar
 import json
 import re
 from dataclasses import dataclass, field, replace
@@ -40,8 +41,13 @@ class Filters:
     def check(self) -> None:
         for name in ("since", "until"):
             value = getattr(self, name)
-            if value is not None and not _DATE.match(value):
+            if value is None:
+                continue
+            if not _DATE.match(value):
                 raise InvalidParameter(f"--{name} {value!r} is not a date: use YYYY, YYYY-MM or YYYY-MM-DD.")
+            problem = _not_in_calendar(value)
+            if problem:
+                raise InvalidParameter(f"--{name} {value!r} is not a real date: {problem}.")
 
     def params(
         self,
@@ -88,6 +94,8 @@ class SearchRequest:
         vectors" (the ``semantic`` extra and ``memdex embed``)
     :param patterns: say what the shown results have in common ("Patterns noticed": the tags,
         topics, namespaces and platforms two or more of them share); one more query, ~1 ms
+    :param fix_typos: search the nearest indexed words in place of words no document holds
+        (without it they are only suggested, "did you mean", unless nothing matched at all)
     """
 
     query: str
@@ -100,6 +108,7 @@ class SearchRequest:
     full_text: bool = False
     semantic: bool | None = None
     patterns: bool = True
+    fix_typos: bool = False
 
     def __post_init__(self) -> None:
         alias = GRANULARITY_ALIASES.get(self.granularity)
@@ -130,7 +139,7 @@ class SearchRequest:
     def from_options(cls, query: str, options: dict[str, Any]) -> SearchRequest:
         """A request from the option names of batch lines and tool arguments: ``limit``,
         ``granularity``, ``max_tokens``, ``raw``, ``full``, ``synonyms``, ``semantic``,
-        ``patterns``, and the filters
+        ``patterns``, ``fix_typos``, and the filters
         ``namespace``, ``type``, ``scope``, ``platform``, ``project``, ``branch``, ``since``,
         ``until``, ``tag(s)``,
         ``kind(s)``. An unknown name or a value of the wrong type is an InvalidParameter."""
@@ -156,6 +165,19 @@ class SearchRequest:
         return cls(query, filters=filters, **values)
 
 
+def _not_in_calendar(value: str) -> str:
+    "What makes a date of the right shape impossible (month 13, 30 February), or ''."
+    year, month, day = int(value[:4]), int(value[5:7] or 1), int(value[8:10] or 1)
+    if not year:
+        return "there is no year 0"
+    if not 1 <= month <= 12:
+        return f"there is no month {month}"
+    days = calendar.monthrange(year, month)[1]
+    if not 1 <= day <= days:
+        return f"{calendar.month_name[month]} {year} has {days} days"
+    return ""
+
+
 def as_request(request: SearchRequest | str, options: dict[str, Any]) -> SearchRequest:
     "A request as given, or built from query text and the request's fields as keywords."
     if options.get("filters", True) is None:  # filters=None: no filters, as search() always took
@@ -175,6 +197,7 @@ _OPTIONS: dict[str, type] = {
     "synonyms": bool,
     "semantic": bool,
     "patterns": bool,
+    "fix_typos": bool,
 }
 _RENAMED = {"full": "full_text", "synonyms": "use_synonyms"}
 _FILTERS: dict[str, type] = {

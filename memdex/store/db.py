@@ -34,7 +34,10 @@ def default_db_path() -> Path:
 
 
 def resolve_db_path(db: str | os.PathLike[str] | None) -> Path:
-    return Path(db).expanduser() if db else default_db_path()
+    """The index file: ``db`` (else the default) as an absolute path with symlinks resolved,
+    so a service unit started elsewhere finds it, and two names of one file share one
+    writer lock (it lives beside the file)."""
+    return Path(os.path.realpath(Path(db).expanduser() if db else default_db_path()))
 
 
 @cache

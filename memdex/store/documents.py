@@ -6,12 +6,20 @@
 the file's own; the file must still lie inside an indexed root (``paths``). A conversation
 is read from the index -- its chunks, one after another, each headed by its messages --
 since an export file holds many conversations.
+
+Both doors name a document with :func:`reference`, which takes whatever a search result
+printed: an id, a key (``chat_id``), a source file's path -- absolute, relative to the current
+folder, through a symlink or resolved past one -- with ``:12-30`` (those lines) or `` (messages
+3-7)`` (a conversation's ``location``), or an archive's condensed chunk file.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import sqlite3
+from dataclasses import dataclass
 from typing import Any
 
 from memdex.errors import InvalidParameter, MemdexError
@@ -25,23 +33,96 @@ class DocumentNotFound(MemdexError):
     "No document has that id, path or key"
 
 
-def resolve(conn: sqlite3.Connection, ref: int | str) -> int:
-    "The id of the document ``ref`` names: an id, a source file's path, or a natural key."
-    if isinstance(ref, int) or (isinstance(ref, str) and ref.strip().isdigit()):
+# What a result's ``location`` adds to a path: lines of a file, messages of a conversation.
+_LINES = re.compile(r"^(?P<base>.+?):(?P<start>\d+)(?:-(?P<end>\d+))?$")
+_MESSAGES = re.compile(r"^(?P<base>.+?) \(messages (?P<start>\d+)-(?P<end>\d+)\)$")
+
+
+@dataclass(frozen=True)
+class Reference:
+    "A document named by a reference, and the part of it the reference points at, if any."
+
+    id: int
+    line_start: int | None = None
+    line_end: int | None = None
+    messages: tuple[int, int] | None = None  # 1-based, inclusive, as a location prints them
+    chunk: int | None = None  # the chunk an archive's chunk file holds
+
+
+def reference(conn: sqlite3.Connection, ref: int | str) -> Reference:
+    """The document ``ref`` names, in any form a search result prints it: an id; a natural key
+    (``chat_id``); a source file's path, absolute or relative to the current folder, through a
+    symlink or resolved past one; such a path with ``:start-end`` (those lines) or
+    `` (messages a-b)`` (a conversation's location); an archive's condensed chunk file."""
+    if isinstance(ref, int) or ref.strip().isdigit():
         doc_id = int(ref)
         if conn.execute(db.query("document_get"), {"id": doc_id}).fetchone() is None:
             raise DocumentNotFound(f"No document has id {doc_id}: take ids from search results.")
-        return doc_id
+        return Reference(doc_id)
+    found = _named(conn, ref)
+    if found is not None:
+        return found
+    lines, messages = _LINES.match(ref), _MESSAGES.match(ref)
+    if lines:
+        named = _named(conn, lines["base"])
+        if named is not None:
+            start = int(lines["start"])
+            return Reference(named.id, start, int(lines["end"] or start))
+    if messages:
+        named = _named(conn, messages["base"])
+        if named is not None:
+            return Reference(named.id, messages=(int(messages["start"]), int(messages["end"])))
+    raise DocumentNotFound(
+        f"No document has the path or key {ref!r}: give an id or a path from search results."
+    )
+
+
+def _named(conn: sqlite3.Connection, ref: str) -> Reference | None:
+    "The document a key or a path names, or None; a path to a file of many documents is an error."
+    if not ref.strip() or "\x00" in ref:
+        return None
+    # A file here, named relative to this folder, is that file, not another root's same key.
+    if not os.path.isabs(ref) and os.path.isfile(ref) and (here := _by_path(conn, ref)) is not None:
+        return here
+    doc_id = _by_ref(conn, ref)
+    return Reference(doc_id) if doc_id is not None else _by_path(conn, ref)
+
+
+def _by_path(conn: sqlite3.Connection, ref: str) -> Reference | None:
+    "The document at a path given any way a file can be named (see :func:`reference`)."
+    given = os.path.abspath(ref)  # relative to the current folder; ".." and "//" folded
+    if given != ref and (doc_id := _by_ref(conn, given)) is not None:
+        return Reference(doc_id)
+    real = _real(given)
+    names = {os.path.basename(given), os.path.basename(real)} - {""}
+    for name in sorted(names):  # the same file, reached or held through a symlink
+        for row in conn.execute(db.query("files_named"), {"name": name}):
+            if _real(row["path"]) == real and (doc_id := _by_ref(conn, row["path"])) is not None:
+                return Reference(doc_id)
+    parts = given.split(os.sep)
+    tails = [os.sep.join(parts[i:]) for i in range(1, len(parts))]
+    for row in conn.execute(db.query("chunk_files_named"), {"names": json.dumps(tails)}):
+        if os.path.join(os.path.dirname(row["path"]), row["file"]) in (given, real):
+            return Reference(row["document_id"], chunk=row["id"])
+    return None
+
+
+def _by_ref(conn: sqlite3.Connection, ref: str) -> int | None:
     rows = conn.execute(db.query("document_refs"), {"ref": ref}).fetchall()
     if not rows:
-        raise DocumentNotFound(
-            f"No document has the path or key {ref!r}: give an id or a path from search results."
-        )
+        return None
     if len(rows) > 1 and rows[0]["path"] == ref and rows[1]["path"] == ref:
         listed = ", ".join(f"{r['id']} ({r['title']})" for r in rows[:10])
         count = f"{len(rows)}+" if len(rows) == 20 else str(len(rows))
         raise InvalidParameter(f"{ref} holds {count} documents; give one id: {listed}")
     return int(rows[0]["id"])
+
+
+def _real(path: str) -> str:
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return path
 
 
 def get_document(
@@ -53,14 +134,22 @@ def get_document(
     max_tokens: int | None = None,
 ) -> dict[str, Any]:
     """A document's text, or lines ``line_start``-``line_end`` of it (1-based, inclusive),
-    cut at a line boundary before ``max_tokens``; ``next_line`` says where to go on."""
+    cut at a line boundary before ``max_tokens``; ``next_line`` says where to go on.
+
+    ``ref`` is any form :func:`reference` takes; the part it points at (``path:12-30``, a
+    conversation's messages, an archive's chunk file) is read unless lines are given."""
+    named = reference(conn, ref)
+    if line_start is None and line_end is None:
+        line_start, line_end = named.line_start, named.line_end
     for name, value in (("line_start", line_start), ("line_end", line_end), ("max_tokens", max_tokens)):
         if value is not None and value < 1:
             raise InvalidParameter(f"{name} must be 1 or more, not {value}.")
     if line_start is not None and line_end is not None and line_end < line_start:
         raise InvalidParameter(f"line_end {line_end} is before line_start {line_start}.")
-    doc = conn.execute(db.query("document_get"), {"id": resolve(conn, ref)}).fetchone()
-    text, source = _text(conn, doc)
+    doc = conn.execute(db.query("document_get"), {"id": named.id}).fetchone()
+    text, source, blocks = _text(conn, doc)
+    if line_start is None and line_end is None and (named.messages or named.chunk):
+        line_start, line_end = _part(named, blocks)
     lines = text.splitlines(keepends=True)
     first = line_start or 1
     if first > max(len(lines), 1):
@@ -104,20 +193,49 @@ def get_document(
     }
 
 
-def _text(conn: sqlite3.Connection, doc: sqlite3.Row) -> tuple[str, str]:
-    "(text, where it was read: file | index)."
+@dataclass(frozen=True)
+class _Block:
+    "Where one chunk sits in a document read from the index: its lines there, its messages."
+
+    chunk: int
+    first: int
+    last: int
+    messages: tuple[int, int] | None  # 1-based, inclusive
+
+
+def _text(conn: sqlite3.Connection, doc: sqlite3.Row) -> tuple[str, str, list[_Block]]:
+    "(text, where it was read: file | index, and the chunks' places in a text from the index)."
     if traits_of(doc["kind"]).one_document_per_file:
         try:
             with open_inside(doc["path"], roots(conn)) as f:  # OutsideRoots if it resolves elsewhere
-                return f.read().decode("utf-8", "replace"), "file"
+                return f.read().decode("utf-8", "replace"), "file", []
         except OSError:
             pass  # gone or unreadable since it was indexed: the index still has its text
     chunks = conn.execute(db.query("hit_chunks"), {"ids": json.dumps([doc["id"]])}).fetchall()
-    parts = []
+    parts: list[str] = []
+    blocks: list[_Block] = []
+    line = 1
     for c in chunks:
         meta = json.loads(c["meta"] or "{}")
+        messages = None
         if "msg_start" in meta:
-            parts.append(f"--- messages {meta['msg_start'] + 1}-{meta['msg_end'] + 1} ---\n{c['text']}\n")
+            messages = (meta["msg_start"] + 1, meta["msg_end"] + 1)
+            parts.append(f"--- messages {messages[0]}-{messages[1]} ---\n{c['text']}\n")
         else:
             parts.append(c["text"].rstrip("\n") + "\n")
-    return "\n".join(parts), "index"
+        last = line + parts[-1].count("\n") - 1
+        blocks.append(_Block(c["id"], line, last, messages))
+        line = last + 2  # a blank line between chunks
+    return "\n".join(parts), "index", blocks
+
+
+def _part(named: Reference, blocks: list[_Block]) -> tuple[int | None, int | None]:
+    "The lines of the chunks a reference's messages or chunk file are in; the whole text if none."
+    if named.chunk is not None:
+        chosen = [b for b in blocks if b.chunk == named.chunk]
+    else:
+        start, end = named.messages or (0, 0)
+        chosen = [b for b in blocks if b.messages and b.messages[0] <= end and b.messages[1] >= start]
+    if not chosen:
+        return None, None
+    return chosen[0].first, chosen[-1].last

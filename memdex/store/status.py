@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,8 @@ def status(conn: sqlite3.Connection, db_path: Path) -> dict[str, Any]:
     import sqlite_utils  # only status needs it; kept off the search path
 
     counts = dict(conn.execute(db.query("status_counts")).fetchone())
+    errors = [dict(r) for r in conn.execute(db.query("status_errors"))]
+    counts["errors"] = len(errors)  # files that could not be read and records skipped: the list below
     database = sqlite_utils.Database(conn)
     return {
         "database": {
@@ -25,8 +29,8 @@ def status(conn: sqlite3.Connection, db_path: Path) -> dict[str, Any]:
         },
         "counts": counts,
         "kinds": [dict(r) for r in conn.execute(db.query("status_kinds"))],
-        "roots": _roots(conn),
-        "errors": [dict(r) for r in conn.execute(db.query("status_errors"))],
+        "roots": list_roots(conn),
+        "errors": errors,
         "writer": writer_status(db_path),
         "semantic": semantic_status(conn, counts["chunks"]),
     }
@@ -41,16 +45,27 @@ def semantic_status(conn: sqlite3.Connection, chunks: int) -> dict[str, Any]:
     return {"available": missing is None, "missing": missing, "chunks": chunks, "models": models}
 
 
-def _roots(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-    """Each root, with the counts its kind adds (``root_counts``): for a Serena root, how many
-    memories no index row points at. Each count's query runs once, for all roots."""
+def list_roots(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Each root (``memdex roots``, ``memdex status``): its ``kind`` (the one it was forced
+    to or that claims it whole, else its files' one kind, else ``mixed``), ``holds`` (files
+    per kind), files, documents, ``errors`` (problems recorded: files and records), and
+    ``state``: ``ok``, ``errors`` (some could not be indexed) or ``missing`` (the path is
+    gone; its documents are kept until it returns or is forgotten).
+
+    Also the counts its kind adds (``root_counts``): for a Serena root, how many memories no
+    index row points at. Each count's query runs once, for all roots."""
     from memdex.ingest import traits_of  # status loads the parsers anyway (writer_status)
+    from memdex.ingest.report import root_kind
 
     counted: dict[str, tuple[dict[str, int], dict[int, dict[str, Any]]]] = {}
     roots = []
-    for r in conn.execute(db.query("roots_all")).fetchall():
+    for r in conn.execute(db.query("roots_listing")).fetchall():
         root = dict(r)
-        for name in traits_of(root["kind"] or root["detected_kind"]).root_counts:
+        root["holds"] = json.loads(root["holds"] or "{}")
+        root["kind"] = root_kind(root["kind"], root["detected_kind"], sorted(root["holds"]))
+        missing = not os.path.exists(root["path"])
+        root["state"] = "missing" if missing else "errors" if root["errors"] else "ok"
+        for name in traits_of(root["kind"]).root_counts:
             if name not in counted:
                 cursor = conn.execute(db.query(name))
                 fields = [c[0] for c in cursor.description if c[0] != "root_id"]

@@ -86,10 +86,10 @@ class Watcher:
 
     def stop(self) -> None:
         "Stop and join every thread this watcher started; pending events are flushed first."
-        self.observer.stop()
-        self.observer.join()
-        self.debouncer.stop()
-        self.debouncer.join()
+        for thread in (self.observer, self.debouncer):
+            thread.stop()
+            if thread.ident is not None:  # started (a failed start-up stops it unstarted)
+                thread.join()
 
     def watch(self, root: Path) -> None:
         "Start watching a root (recursively for a folder). Raises OSError if the OS refuses."

@@ -4,6 +4,7 @@ Only one process writes to an index. An indexer that finds the writer lock held 
 drops a request (a JSON file) into ``<db>.requests/``; the watcher picks it up within half a
 second, runs it exactly as ``memdex index`` would -- registering and watching new roots --
 and writes its report beside the request as ``<name>.done.json``, which the indexer prints.
+``memdex roots remove`` hands its work over the same way (a request with ``forget``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from memdex.errors import MemdexError
 from memdex.ingest.pipeline import Progress, index_known_roots, index_paths
+from memdex.ingest.roots import forget_root
 from memdex.store import db
 from memdex.store.lock import WriterBusy, WriterLock, holder
 from memdex.utils import atomic_write
@@ -69,7 +71,7 @@ def serve(conn: sqlite3.Connection, request_path: Path, on_roots: Callable[[list
     try:
         request = json.loads(request_path.read_text())
         report = run_request(conn, request)
-        on_roots([r["path"] for r in report["roots"]])
+        on_roots([str(r["path"]) for r in report.get("roots", [])])
         result: dict[str, Any] = {"report": report}
     except (MemdexError, OSError, ValueError, KeyError) as exc:
         result = {"error": str(exc)}
@@ -80,6 +82,9 @@ def serve(conn: sqlite3.Connection, request_path: Path, on_roots: Callable[[list
 def run_request(
     conn: sqlite3.Connection, request: dict[str, Any], progress: Progress | None = None
 ) -> dict[str, Any]:
+    "Run a request: ``forget`` a root, or index ``paths`` (none: every remembered root)."
+    if request.get("forget"):
+        return forget_root(conn, request["forget"])
     if request["paths"]:
         report = index_paths(
             conn,
@@ -104,22 +109,31 @@ def index_exclusive(
     """Index as the only writer: under the writer lock, or through a running watcher.
 
     ``request`` holds ``paths`` (empty: every remembered root), ``kind``, ``scope`` and
-    ``max_file_size``. Raises WriterBusy when another ``memdex index`` is writing.
+    ``max_file_size`` (or ``forget``: a root to drop, see ``forget_exclusive``). Raises
+    WriterBusy when another ``memdex index`` is writing.
     """
-    lock = WriterLock(db_path, "index")
+    # Opened first: a --db that is no index fails here, before a lock file is left beside it.
+    conn = db.connect(db_path)
     try:
-        lock.acquire()
-    except WriterBusy as busy:
-        if busy.holder.get("role") != "watch":
-            raise
-        if on_handoff is not None:
-            on_handoff(busy.holder)
-        return wait(db_path, submit(db_path, request), busy.holder.get("pid"))
-    try:
-        conn = db.connect(db_path)
+        lock = WriterLock(db_path, "index")
+        try:
+            lock.acquire()
+        except WriterBusy as busy:
+            if busy.holder.get("role") != "watch":
+                raise
+            if on_handoff is not None:
+                on_handoff(busy.holder)
+            return wait(db_path, submit(db_path, request), busy.holder.get("pid"))
         try:
             return run_request(conn, request, progress)
         finally:
-            conn.close()
+            lock.release()
     finally:
-        lock.release()
+        conn.close()
+
+
+def forget_exclusive(
+    db_path: Path, root: str, on_handoff: Callable[[dict[str, Any]], None] | None = None
+) -> dict[str, Any]:
+    "Forget a root (``ingest.roots.forget_root``) as the only writer, or through a running watcher."
+    return index_exclusive(db_path, {"forget": os.path.abspath(root)}, on_handoff=on_handoff)

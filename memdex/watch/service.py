@@ -99,13 +99,18 @@ class WatchService:
         return self._ready.wait(timeout)
 
     def run(self) -> int:
+        # Opened first: a --db that is no index fails here, before a lock or state file is
+        # left beside it.
+        conn = db.connect(self.db_path)
         lock = WriterLock(self.db_path, "watch")
-        lock.acquire()
-        conn: sqlite3.Connection | None = None
+        try:
+            lock.acquire()
+        except BaseException:
+            conn.close()
+            raise
         skip = [str(self.db_path), str(handoff.requests_dir(self.db_path))]
         watcher = Watcher(self._changed, self.debounce, skip=skip)
         try:
-            conn = db.connect(self.db_path)
             self.meaning.start()
             if self.new_roots:
                 report = index_paths(conn, self.new_roots, kind=self.kind, scope=self.scope)
@@ -121,8 +126,7 @@ class WatchService:
             self._ready.set()
             watcher.stop()
             self.meaning.stop()
-            if conn is not None:
-                conn.close()
+            conn.close()
             self.state["stopped_at"] = utc_stamp()
             self._save()
             lock.release()
@@ -180,12 +184,11 @@ class WatchService:
             "seconds": report.seconds,
             "lag_s": round(lag, 3),
         }
-        if report.changed or report.skipped:
+        if report.changed or report.new_problems:
             log.info("%s (lag %.2f s)", _summary(report), lag)
         if report.changed:
             self.meaning.poke()
-        for skipped in report.skipped:
-            log.warning("skipped %s: %s", skipped.path, skipped.reason)
+        _log_problems(report)
 
     def _catch_up(self, roots: list[str] | None = None) -> None:
         self._resync = False
@@ -197,8 +200,7 @@ class WatchService:
         self.state["catch_up"] = {"at": utc_stamp(), **_counts(report), "seconds": report.seconds}
         log.info("caught up: %s", _summary(report))
         self.meaning.poke()
-        for skipped in report.skipped:
-            log.warning("skipped %s: %s", skipped.path, skipped.reason)
+        _log_problems(report)
 
     def _failed(self, what: str, exc: Exception) -> None:
         """Log it (with the traceback if it is not an expected failure), wait, catch up later.
@@ -241,8 +243,14 @@ class WatchService:
         return True
 
     def _check_roots(self, catch_up: bool) -> None:
-        "Watch roots that are not watched (new, or deleted and back); poll those the OS refuses."
+        """Watch roots that are not watched (new, or deleted and back); poll those the OS
+        refuses; stop watching roots that were forgotten (`memdex roots remove`)."""
         self.state["roots"] = self._roots()
+        for gone in set(self.watcher.watches) - set(self.state["roots"]):
+            self.watcher.unwatch(Path(gone))
+            log.info("stopped watching %s: it is no longer a root", gone)
+        for gone in set(self._polled) - set(self.state["roots"]):
+            del self._polled[gone]
         for path in self.state["roots"]:
             root = Path(path)
             if not root.exists():
@@ -282,27 +290,50 @@ class WatchService:
 
 
 def _counts(report: IndexReport) -> dict[str, int]:
+    "``skipped``: problems found by this run; ``known``: those found before, unchanged."
     return {
         "added": report.added,
         "updated": report.updated,
         "removed": report.removed,
         "unchanged": report.unchanged,
-        "skipped": len(report.skipped),
+        "skipped": len(report.new_problems),
+        "known": len(report.known_problems),
     }
 
 
 def _summary(report: IndexReport) -> str:
     c = _counts(report)
+    known = f" ({c['known']} known problems: memdex status lists them)" if c["known"] else ""
     return (
         f"{report.seen} files: {c['added']} added, {c['updated']} updated, {c['removed']} removed, "
-        f"{c['unchanged']} unchanged, {c['skipped']} skipped in {report.seconds:.2f} s"
+        f"{c['unchanged']} unchanged, {c['skipped']} skipped in {report.seconds:.2f} s{known}"
     )
 
 
+def _log_problems(report: IndexReport) -> None:
+    "New problems one by one; known ones are in the summary's count, and in `memdex status`."
+    for skipped in report.new_problems:
+        log.warning("skipped %s: %s", skipped.path, skipped.reason)
+    for root in report.missing_roots:
+        log.warning(
+            "root %s is missing; its documents are kept until it returns (`memdex roots remove %s` "
+            "forgets it)",
+            root,
+            root,
+        )
+
+
 def run(service: WatchService) -> int:
-    "Run until SIGTERM/SIGHUP (exit 0) or SIGINT (exit 130), when called from the main thread."
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, lambda *_: service.stop(0))
-        signal.signal(signal.SIGHUP, lambda *_: service.stop(0))
-        signal.signal(signal.SIGINT, lambda *_: service.stop(130))
-    return service.run()
+    """Run until SIGTERM/SIGHUP (exit 0) or SIGINT (exit 130), when called from the main
+    thread; the handlers there before are put back when it returns (or fails to start)."""
+    if threading.current_thread() is not threading.main_thread():
+        return service.run()
+    stops = {signal.SIGTERM: 0, signal.SIGHUP: 0, signal.SIGINT: 130}
+    before = {sig: signal.getsignal(sig) for sig in stops}
+    for sig, code in stops.items():
+        signal.signal(sig, lambda *_, code=code: service.stop(code))
+    try:
+        return service.run()
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)

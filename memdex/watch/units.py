@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -10,8 +11,10 @@ LABEL = "io.memdex.watch"
 
 
 def systemd_unit(command: list[str], log_file: Path | None) -> str:
-    "~/.config/systemd/user/memdex-watch.service"
-    exec_start = shlex.join(command + (["--log-file", str(log_file)] if log_file else []))
+    """~/.config/systemd/user/memdex-watch.service. Paths in ``command`` must be absolute (the
+    unit runs in $HOME); ``log_file`` is made so."""
+    log = ["--log-file", os.path.realpath(log_file)] if log_file else []
+    exec_start = shlex.join(command + log)
     return f"""[Unit]
 Description=memdex watch: keep the memdex index current as memory files change
 After=default.target
@@ -32,7 +35,7 @@ WantedBy=default.target
 def launchd_plist(command: list[str], log_file: Path | None) -> str:
     "~/Library/LaunchAgents/io.memdex.watch.plist"
     args = "\n".join(f"    <string>{escape(a)}</string>" for a in command)
-    log = escape(str(log_file)) if log_file else "/tmp/memdex-watch.log"
+    log = escape(os.path.realpath(log_file)) if log_file else "/tmp/memdex-watch.log"
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
 <plist version="1.0">

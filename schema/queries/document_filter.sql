@@ -10,10 +10,11 @@ AND (:project IS NULL OR json_extract(d.meta, '$.project') = :project
      OR substr(json_extract(d.meta, '$.project'), -length(:project) - 1) = '/' || :project
      OR substr(json_extract(d.meta, '$.project'), 1, length(:project) + 1) = :project || '/')
 AND (:branch IS NULL OR json_extract(d.meta, '$.branch') = :branch)
-AND (:since IS NULL OR d.date >= :since)
-AND (:until IS NULL OR substr(d.date, 1, length(:until)) <= :until)
-AND (:years IS NULL OR substr(d.date, 1, 4) IN (SELECT value FROM json_each(:years)))
-AND (:months IS NULL OR CAST(substr(d.date, 6, 2) AS INTEGER) IN (SELECT value FROM json_each(:months)))
+-- Dates: a document's own, else its file's modification time (document_date.sql).
+AND (:since IS NULL OR {{document_date}} >= :since)
+AND (:until IS NULL OR substr({{document_date}}, 1, length(:until)) <= :until)
+AND (:years IS NULL OR substr({{document_date}}, 1, 4) IN (SELECT value FROM json_each(:years)))
+AND (:months IS NULL OR CAST(substr({{document_date}}, 6, 2) AS INTEGER) IN (SELECT value FROM json_each(:months)))
 AND (:tags IS NULL OR NOT EXISTS (
     SELECT 1 FROM json_each(:tags) want
     WHERE NOT EXISTS (

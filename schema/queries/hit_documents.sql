@@ -2,7 +2,7 @@
 -- of its own shows its file's modification time (UTC), marked as such.
 SELECT d.id, d.key, d.kind, d.title, d.description, d.tags, d.topics, d.namespace, d.type, d.scope,
     d.platform,
-    coalesce(d.date, strftime('%Y-%m-%dT%H:%M:%SZ', f.mtime_ns / 1000000000, 'unixepoch')) AS date,
+    {{document_date}} AS date,
     CASE WHEN d.date IS NULL THEN 'mtime' ELSE d.date_source END AS date_source,
     d.line_count, d.size_bytes, d.est_tokens, d.meta, f.path,
     (SELECT count(*) FROM chunks c WHERE c.document_id = d.id) AS chunk_count

@@ -1,9 +1,9 @@
 -- A query of dates alone: every document dated in its period, newest first (ties: the one
 -- indexed last first). The period is in the filter parameters -- :years and :months from
 -- month and year words, :since and :until from relative dates and --since/--until -- with
--- every other filter.
-SELECT d.id AS document_id, d.date
+-- every other filter. A document with no date of its own is dated by its file's modification
+-- time (document_date.sql); by_mtime says which, so the listing can count them.
+SELECT d.id AS document_id, {{document_date}} AS date, d.date IS NULL AS by_mtime
 FROM documents d
-WHERE d.date IS NOT NULL
-  AND {{document_filter}}
-ORDER BY d.date DESC, d.id DESC
+WHERE {{document_filter}}
+ORDER BY 2 DESC, d.id DESC

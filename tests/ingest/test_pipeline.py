@@ -2,6 +2,7 @@
 
 import hashlib
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -91,7 +92,8 @@ def test_deleted_file_disappears(conn: sqlite3.Connection, sample_copy: Path) ->
 def _bad_folder(root: Path) -> None:
     root.mkdir()
     (root / "good.md").write_text("# Good note\n\nThe lighthouse keeper logs every ship.\n")
-    (root / "broken-yaml.md").write_text("---\ntitle: [unclosed\n---\n# Broken\n")
+    # a memory (a note with a broken header is indexed as text: tests/ingest/test_note.py)
+    (root / "broken-yaml.memory.md").write_text("---\ntitle: [unclosed\n---\n# Broken\n")
     (root / "empty.md").write_text("")
     (root / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
     (root / "latin1.md").write_bytes("# Caf\xe9 notes\n".encode("latin-1"))
@@ -103,7 +105,7 @@ def _bad_folder(root: Path) -> None:
 
 
 EXPECTED_REASONS = {
-    "broken-yaml.md": "broken YAML frontmatter at line 2",
+    "broken-yaml.memory.md": "broken YAML frontmatter at line 2",
     "empty.md": "empty file",
     "binary.md": "binary file (it contains NUL bytes), not text",
     "latin1.md": "not valid UTF-8 (byte 5 is 0xe9); convert the file to UTF-8 to index it",
@@ -124,7 +126,7 @@ def test_bad_input_is_reported_and_skipped_and_the_rest_indexed(
     assert {k: v.split(":")[0] for k, v in reasons.items()} == {
         k: v.split(":")[0] for k, v in EXPECTED_REASONS.items()
     }
-    assert reasons["broken-yaml.md"].startswith("broken YAML frontmatter at line 2: ")
+    assert reasons["broken-yaml.memory.md"].startswith("broken YAML frontmatter at line 2: ")
     assert _titles(conn, "lighthouse keeper") == ["Good note"]
     recorded = {Path(r[0]).name for r in conn.execute("SELECT path FROM ingest_errors")}
     assert recorded == set(EXPECTED_REASONS)
@@ -310,6 +312,33 @@ def test_index_changes_follows_files_folders_and_moves(conn: sqlite3.Connection,
     new.unlink()
     assert index_changes(conn, [new]).removed == 1
     assert _titles(conn, "ocelots") == []
+    fts_integrity(conn)
+
+
+def test_index_changes_handles_a_file_once_however_it_is_reached(
+    conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    """A watcher's batch names a new folder and the files in it (and both ends of a folder's
+    move, and a deleted folder with its files). Previously the folder's walk queued a file and
+    the file's own event queued it again: "UNIQUE constraint failed: files.path" (issue 26)."""
+    from memdex.ingest.pipeline import index_changes
+
+    root = tmp_path / "notes"
+    root.mkdir()
+    index_paths(conn, [root])
+    folder = root / "d"
+    (folder / "e").mkdir(parents=True)
+    (folder / "n.md").write_text("# N\n\nAbout narwhals.\n")
+    (folder / "e" / "m.md").write_text("# M\n\nAbout manatees.\n")
+    report = index_changes(conn, [folder, folder / "n.md", folder / "e", folder / "e" / "m.md"])
+    assert (report.added, report.seen) == (2, 2)
+    folder.rename(root / "moved")
+    report = index_changes(conn, [folder, folder / "n.md", root / "moved", root / "moved" / "n.md"])
+    assert (report.removed, report.added, report.seen) == (2, 2, 2)
+    shutil.rmtree(root / "moved")
+    report = index_changes(conn, [root / "moved", root / "moved" / "n.md", root / "moved" / "e" / "m.md"])
+    assert report.removed == 2
+    assert conn.execute("SELECT count(*) FROM files").fetchone()[0] == 0
     fts_integrity(conn)
 
 

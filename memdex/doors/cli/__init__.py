@@ -40,6 +40,7 @@ COMMANDS = {
     "index": "indexing",
     "watch": "indexing",
     "status": "indexing",
+    "roots": "roots",
     "show": "reading",
     "search": "searching",
     "ask": "searching",

@@ -33,7 +33,7 @@ from memdex.store import db
     help="Chunk size bound in estimated tokens (default: 800 for markdown, 350 for chats); remembered per root.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar, no summary: only errors.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar, no summary, no notes: only new problems.")
 @click.pass_context
 def index(
     ctx: click.Context,
@@ -48,14 +48,21 @@ def index(
     """Index files and folders (every root indexed before, if no PATH is given).
 
     Unchanged files cost a stat; changed ones are replaced whole; deleted ones disappear.
-    Files that cannot be read are listed, skipped and recorded (exit code 1). If `memdex
-    watch` is running, it does the indexing and this command prints its report.
+    Files that cannot be read are skipped, recorded and listed on stderr -- once: a problem
+    found by an earlier run, in a file unchanged since, is counted in one line and listed
+    by `memdex status`. A root that is gone is a warning (`memdex roots remove` forgets
+    it). A symlink is indexed as what it points to, once. If `memdex watch` is running, it
+    does the indexing and this command prints its report.
+
+    Exit codes: 0 the run succeeded (known problems included); 1 it found new problems
+    (listed on stderr), or the index could not be written; 2 bad usage: an unknown --kind,
+    or a PATH that is a file no kind reads (`memdex kinds`).
 
     Example:
 
         memdex index ~/.claude/mnemonic ./.serena/memories
     """
-    from memdex.doors.render import index_text, skipped_text
+    from memdex.doors.render import index_notices, index_text, skipped_text
     from memdex.watch.handoff import index_exclusive
 
     if not paths:
@@ -83,7 +90,9 @@ def index(
         echo_json(report)
     elif not quiet:
         click.echo(index_text(report))
-    if report["skipped"]:
+        for line in index_notices(report):
+            click.echo(line, err=True)
+    if any(not s["known"] for s in report["skipped"]):
         if not as_json:
             click.echo(skipped_text(report), err=True)
         ctx.exit(1)
@@ -133,8 +142,9 @@ def watch(
     """
     from memdex.watch import service, units
 
-    if install:
-        command = [*_self_command(), "--db", str(ctx.obj), "watch"]
+    if install:  # paths resolved: the service starts in another folder
+        command = [*_self_command(), "--db", str(ctx.obj), "watch", *(os.path.realpath(r) for r in roots)]
+        command += [*(["--kind", kind] if kind else []), *(["--scope", scope] if scope else [])]
         text = (
             units.systemd_unit(command, log_file)
             if install == "systemd"

@@ -25,7 +25,9 @@ def _lines(value: str | None) -> tuple[int | None, int | None]:
 @cli.command()
 @click.argument("ref")
 @click.option(
-    "--lines", help="Only these lines (1-based): 12-30, 12- or -30; a result's line_start-line_end."
+    "--lines",
+    help="Only these lines (1-based): 12-30, 12- or -30; a result's line_start-line_end "
+    "(over a REF's own :12-30).",
 )
 @click.option(
     "--max-tokens", type=click.IntRange(min=1), help="Stop at a line boundary before this many tokens."
@@ -33,14 +35,18 @@ def _lines(value: str | None) -> tuple[int | None, int | None]:
 @click.option("--json", "as_json", is_flag=True, help="Print the text with its metadata as JSON.")
 @click.pass_context
 def show(ctx: click.Context, ref: str, lines: str | None, max_tokens: int | None, as_json: bool) -> None:
-    """Print a document (or some of its lines) by id, path or key from search results.
+    """Print a document (or some of its lines) named the way a search result names it.
 
-    Markdown is read from its file, with the file's own line numbers; a conversation is
-    read from the index.
+    REF is an id, a key (chat_id), or a path: absolute, relative to this folder, through a
+    symlink or not; what a result's read: line prints works as is (path:10-30 prints those
+    lines, path (messages 3-7) those messages). Markdown is read from its file, with the
+    file's own line numbers; a conversation is read from the index.
 
     Example:
 
         memdex show 42 --lines 10-30
+
+        memdex show ~/notes/deploy.md:14-21
     """
     from memdex.store.documents import get_document
 

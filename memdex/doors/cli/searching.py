@@ -70,6 +70,12 @@ def search_options(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--until", help="Only documents dated on or before YYYY[-MM[-DD]]."),
         click.option("--no-synonyms", is_flag=True, help="Skip layers 2 and 4 (synonym expansion)."),
         click.option(
+            "--fix-typos",
+            is_flag=True,
+            help="Search the nearest indexed words for words no document holds (else only suggested, "
+            "unless nothing matched).",
+        ),
+        click.option(
             "--raw", is_flag=True, help="QUERY is FTS5 syntax (AND, OR, NEAR, prefix*), used as is."
         ),
         click.option("--full", is_flag=True, help="Include each result's text in --json output."),
@@ -110,6 +116,7 @@ def request_from(query: str, kw: dict[str, Any]) -> SearchRequest:
         filters=filters,
         full_text=kw["full"],
         semantic=kw["semantic"],
+        fix_typos=kw["fix_typos"],
     )
 
 
@@ -190,9 +197,13 @@ def search(
     then, newest first, with the themes of that time; with other words they filter them.
     Relative dates resolve against today, or the ISO date in $MEMDEX_NOW.
 
+    A word no document holds gets a "did you mean" note with the nearest indexed words;
+    --fix-typos searches those instead (as happens anyway when nothing matched).
+
     Example:
 
         memdex search "what did we decide about the cache?" --limit 5
+
         memdex search "flaky watcher test" --platform claude-code --project memdex
     """
     if batch is not None:

@@ -19,8 +19,9 @@ def kinds() -> None:
     """
     from memdex.ingest import SOURCES
 
+    width = max(len(k.name) for k in SOURCES.values()) + 2  # the longest name (claude-code) lines up too
     for kind in SOURCES.values():
-        click.echo(f"{kind.name:10} {kind.description}")
+        click.echo(f"{kind.name:{width}}{kind.description}")
 
 
 @cli.command()

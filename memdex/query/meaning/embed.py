@@ -94,9 +94,13 @@ def embed(
     total = missing(conn, model) if progress else 0
     if limit is not None:
         total = min(total, limit)
-    about = {"name": model, "dim": encoder.spec.dim, "source": str(encoder.spec.path)}
-    if conn.execute(db.query("embedding_model_known"), {"name": model}).fetchone() is None:
-        _record(conn, about)  # first: the vectors of a run killed early are usable, and found
+    # Where the model is, absolute: searches run from any folder read it there.
+    about = {"name": model, "dim": encoder.spec.dim, "source": str(encoder.spec.path.resolve())}
+    known = conn.execute(db.query("embedding_model_known"), {"name": model}).fetchone()
+    if known is None or known["source"] != about["source"]:
+        # First: the vectors of a run killed early are usable, and found. Again when the
+        # model was moved (or stored relative by an older memdex) and named anew.
+        _record(conn, about)
     after = 0
     while limit is None or report.embedded + report.reused < limit:
         size = BATCH if limit is None else min(BATCH, limit - report.embedded - report.reused)

@@ -88,10 +88,12 @@ def resolve_model(name_or_path: str = DEFAULT_MODEL) -> Path:
     A hub name is looked up in the local Hugging Face cache first; only when it is not there,
     and HF_HUB_OFFLINE is not set, is it downloaded (its JSON files and model.safetensors).
     A bare name such as ``all-MiniLM-L6-v2`` means ``sentence-transformers/all-MiniLM-L6-v2``.
+    A folder comes back absolute, symlinks resolved: the index stores where the model is,
+    and a search run from another folder must find it there.
     """
     path = Path(name_or_path).expanduser()
     if path.is_dir():
-        return path
+        return path.resolve()
     if _looks_like_path(name_or_path):
         raise MemdexError(f"Model folder {name_or_path} does not exist; {_how_to_point()}.")
     repo_id = name_or_path if "/" in name_or_path else f"sentence-transformers/{name_or_path}"
@@ -248,7 +250,7 @@ def _pooling(path: Path, modules: Any) -> tuple[Pooling, bool]:
 
 def load_spec(path: Path | str) -> ModelSpec:
     "Read a model folder's files into a ModelSpec, or say which file is missing or unsupported"
-    path = Path(path)
+    path = Path(path).expanduser().resolve()  # absolute: ModelSpec.path is stored by `memdex embed`
     if not path.is_dir():
         raise MemdexError(f"Model folder {path} does not exist; {_how_to_point()}.")
     for required in REQUIRED_FILES:
