@@ -27,7 +27,6 @@ from memdex.models import Hit, LayerRun, SearchResult
 from memdex.passages import choose
 from memdex.query import ranking, suggest, synonyms
 from memdex.query.listing import list_period
-from memdex.query.period import describe
 from memdex.query.ranking import (
     BODY_WEIGHT,
     CHUNK_CONTEXT_WEIGHT,
@@ -111,15 +110,14 @@ def _search(conn: sqlite3.Connection, request: SearchRequest) -> SearchResult:
         run.raw(query)
     elif parsed.key_terms:
         run.run()
-        if not run.candidates and parsed.spans:
-            label = describe(parsed.date_words, *parsed.window())
-            run.notes.append(f"nothing dated {label} matches the other words")
-        elif not run.candidates and parsed.dated:
-            # No document is dated that way: the date words may be plain words after all.
+        if not run.candidates and parsed.dated:
+            # Nothing dated then matches the other words: they still say what the question is
+            # about ("what did Jon paint last week?" asked of conversations from 2023), and the
+            # date's words may be plain words after all ("earnings this year").
             note = f"nothing dated {' '.join(parsed.date_words)}; searched those words as text"
             parsed = parse_query(query, date_words=False)
             run = _Cascade(conn, parsed, request)
-            run.notes.append(note)
+            run.notes += [*notes, note]
             run.run()
     else:
         run.notes.append("the query has no words to search for")
