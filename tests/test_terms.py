@@ -68,8 +68,21 @@ def test_a_possessive_is_its_word(text: str, key: list[str]) -> None:
     assert [t.text for t in parse_query(text).key_terms] == key
 
 
+def test_a_possessive_matches_its_word_and_counts_the_possessive_more(conn: sqlite3.Connection) -> None:
+    "Jon's finds every text with Jon; one that says Jon's itself ranks first (BM25 counts it twice)."
+    (term,) = parse_query("Jon's").terms
+    assert term.phrase == '("Jon" OR "Jon s")'
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize='porter unicode61')")
+    conn.executemany(
+        "INSERT INTO t VALUES (?)",
+        [("Jon: we met at the studio.",), ("Jon's studio opened today.",), ("Nothing.",)],
+    )
+    rows = conn.execute("SELECT body FROM t WHERE t MATCH ? ORDER BY bm25(t)", (term.phrase,)).fetchall()
+    assert [r[0] for r in rows] == ["Jon's studio opened today.", "Jon: we met at the studio."]
+
+
 def test_a_month_name_in_the_possessive_is_a_name() -> None:
-    "\"of June's vet\" is someone's vet, not a month: \"of June\" alone would read as a date."
+    '"of June\'s vet" is someone\'s vet, not a month: "of June" alone would read as a date.'
     parsed = parse_query("What's the name of June's vet?")
     assert parsed.months == [] and "june" in [t.text for t in parsed.key_terms]
 

@@ -105,11 +105,17 @@ class Term:
     tokens: list[str]
     stop: bool = False
     synonyms: list[Term] = field(default_factory=list)
+    possessive: bool = False  # typed as "Jon's": matches "Jon", and "Jon's" counts more
 
     @property
     def phrase(self) -> str:
-        "A quoted FTS5 phrase; only word characters inside, so always valid syntax."
-        return '"' + " ".join(self.tokens) + '"'
+        """A quoted FTS5 phrase; only word characters inside, so always valid syntax. A
+        possessive is the word or the possessive itself: BM25 counts a text holding "Jon's"
+        for both, so the form typed still ranks first ("Claude Code's" among texts about code)."""
+        quoted = '"' + " ".join(self.tokens) + '"'
+        if self.possessive:
+            return "(" + quoted + ' OR "' + " ".join(self.tokens) + ' s")'
+        return quoted
 
 
 @dataclass
@@ -194,7 +200,8 @@ def parse_query(text: str, *, date_words: bool = True) -> ParsedQuery:
             names[i] = Term(text=_display(piece), tokens=toks)
         single = toks[0].lower()
         stop = len(toks) == 1 and (single in STOPWORDS or (len(single) == 1 and not single.isdigit()))
-        parsed.terms.append(names.get(i) or Term(text=_display(piece), tokens=toks, stop=stop))
+        term = Term(text=_display(piece), tokens=toks, stop=stop, possessive=i in owners)
+        parsed.terms.append(names.get(i) or term)
         if len(parsed.terms) >= MAX_TERMS:
             break
     if names:
