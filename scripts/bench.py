@@ -56,6 +56,16 @@ def median_seconds(fn: Callable[[], object], runs: int) -> dict[str, float]:
     }
 
 
+def shown(path: Path) -> str:
+    """A path as the JSON in docs/benchmarks records it: relative to the repository
+    (``../shared/data/serena-memories``), never this machine's absolute path (#26)."""
+    repo = HERE.parent
+    full = path.resolve()
+    if full.is_relative_to(repo.parent):
+        return os.path.relpath(full, repo)
+    return full.name
+
+
 def run_quiet(args: list[str]) -> None:
     subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
 
@@ -125,7 +135,7 @@ def core(corpus: Path, runs: int) -> None:
         db_bytes = sum(p.stat().st_size for p in Path(tmp).glob("bench.db*"))
     result = {
         "memdex": memdex.__version__,
-        "corpus": str(corpus),
+        "corpus": shown(corpus),
         "markdown_files": files,
         "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
         "full_index": index,
@@ -277,7 +287,7 @@ def watch(corpus: Path, edits: int, burst: int) -> None:
         json.dumps(
             {
                 "memdex": memdex.__version__,
-                "corpus": str(corpus),
+                "corpus": shown(corpus),
                 "files": len(files),
                 "edit_to_searchable_s": {
                     "p50": round(statistics.median(latencies), 3),

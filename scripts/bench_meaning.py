@@ -113,7 +113,7 @@ def corpus(corpus: Path, model: Path, runs: int) -> None:
             searches["meaning"].append(bench.timed_process([*memdex_cli, "search", query]))
             searches["python"].append(bench.timed_process([sys.executable, "-c", "pass"]))
         out = {
-            "corpus": str(corpus),
+            "corpus": bench.shown(corpus),
             "chunks": chunks,
             "index_s": round(index_s, 2),
             "embed_s": round(embed_s, 2),

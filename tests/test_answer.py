@@ -114,6 +114,7 @@ def test_the_specs_timeline_wordings_are_timeline_answers(text: str, subject: st
 
 
 # -- the acceptance question -------------------------------------------------------------------
+@pytest.mark.slow
 def test_ask_answers_from_the_chatgpt_conversations_with_claude(sample_db: Path) -> None:
     with serving() as server:
         out = ask_json(sample_db, QUESTION, env=with_server(server))
@@ -203,6 +204,7 @@ def test_a_claim_citing_only_in_its_list_gets_its_inline_marker(sample_db: Path)
 
 
 # -- failures fall back to an extractive answer -------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("behaviours", "reason", "requests"),
     [
@@ -240,6 +242,7 @@ def test_api_failures_give_an_extractive_answer_that_says_why(
     assert_citations_resolve(answer)
 
 
+@pytest.mark.slow
 def test_a_short_retry_after_is_honoured_and_then_claude_answers(sample_db: Path) -> None:
     with serving(
         error(429, "rate_limit_error", "slow down", {"retry-after": "0.2"}),
@@ -271,6 +274,7 @@ def test_a_wrong_key_is_never_echoed(sample_db: Path, tmp_path: Path) -> None:
     assert not any(secret in w for w in written)
 
 
+@pytest.mark.slow
 def test_a_slow_api_times_out_into_an_extractive_answer(sample_db: Path) -> None:
     with serving(slow(1.5)) as server:
         out = ask_json(sample_db, QUESTION, "--timeout", "0.3", env=with_server(server))

@@ -11,12 +11,17 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from memdex.answer.claude import Settings
 from memdex.answer.engine import Answer, answer
 
 from . import messages_api as api
 from .messages_api import KEY, serving
 from .test_answer import ANY_CITATION
+
+# Slow as a whole (see the README's Development section): the quick check leaves it out.
+pytestmark = pytest.mark.slow
 
 QUERIES = Path(__file__).resolve().parent.parent / "scripts" / "eval_data" / "serena-queries.jsonl"
 

@@ -62,6 +62,7 @@ def test_citation_forms(text: str, allowed: set[int], kept: str, dropped: list[i
 
 
 # -- malformed replies never crash ------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "fields",
     [
@@ -214,6 +215,7 @@ def test_proposed_month_words_do_not_become_date_filters(sample_db: Path) -> Non
     assert "months" not in out["filters"] and "years" not in out["filters"]
 
 
+@pytest.mark.slow
 def test_a_failing_api_is_not_asked_again_in_the_same_run(serena_db: Path) -> None:
     question = "how do we tell whether a fleet agent's worktree is still being used or was left behind?"
     overloaded = api.error(529, "overloaded_error", "Overloaded")

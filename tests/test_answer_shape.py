@@ -10,6 +10,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from memdex.doors.cli import cli
@@ -28,6 +29,7 @@ def memdex(db_path: Path, *args: str) -> Any:
 
 
 # -- answers by category -----------------------------------------------------------------------
+@pytest.mark.slow
 def test_claude_groups_the_findings_and_writes_the_analysis(sample_db: Path) -> None:
     with serving() as server:
         answer = ask_json(sample_db, QUESTION, env=with_server(server))["answer"]

@@ -50,6 +50,7 @@ def scale_result(tmp_path_factory):
     return json.loads(out), work
 
 
+@pytest.mark.slow
 def test_scale_measures_every_step_and_finds_every_planted_term(scale_result):
     data, work = scale_result
     assert [s["notes"] for s in data["sizes"]] == [200, 300]
@@ -67,6 +68,7 @@ def test_scale_measures_every_step_and_finds_every_planted_term(scale_result):
     assert not any("zqchanged" in p.read_text() for p in (work / "notes-300").rglob("*.md"))
 
 
+@pytest.mark.slow
 def test_report_writes_tables_and_plots(scale_result, tmp_path):
     pytest.importorskip("matplotlib")
     data, _ = scale_result
@@ -81,6 +83,7 @@ def test_report_writes_tables_and_plots(scale_result, tmp_path):
         assert (tmp_path / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_floors_measure_memdex_beside_both_floors_and_report_them(tmp_path):
     data = json.loads(
         run_script(str(SCRIPTS / "bench.py"), "floors", "--notes", "60", "--questions", "5", "--runs", "1")
@@ -117,6 +120,7 @@ def test_generated_memories_are_deterministic_and_rich(tmp_path):
     assert "zqplant0" in text
 
 
+@pytest.mark.slow
 def test_serena_eval_beats_the_baselines(tmp_path):
     out = json.loads(
         run_script(str(SCRIPTS / "eval.py"), "--set", "serena", "--split", "dev", "--work", str(tmp_path))

@@ -1,6 +1,8 @@
 """The docs are tested like code: they must match what the program does."""
 
 import re
+import shlex
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -60,6 +62,7 @@ def test_readme_documents_every_json_result_field() -> None:
     assert fields <= documented, fields - documented
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", sorted((REPO / "scripts").glob("*.py")), ids=lambda p: p.name)
 def test_scripts_have_help(script: Path) -> None:
     out = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True)
@@ -105,6 +108,7 @@ def _tool_schemas(folder: Path) -> dict[str, set[str]]:
     return {name: set(tool.input_schema.get("properties", {})) for name, tool in tools.items()}
 
 
+@pytest.mark.slow
 def test_the_mcp_parameters_documented_are_the_servers_own(tmp_path: Path) -> None:
     "Previously the README listed 10 of search_knowledge_base's 17 parameters (#26)."
     schemas = _tool_schemas(tmp_path)
@@ -121,3 +125,81 @@ def test_the_mcp_parameters_documented_are_the_servers_own(tmp_path: Path) -> No
         rows = [line.split("|")[1] for line in section.splitlines() if line.startswith("| `")]
         in_page = {name for cell in rows for name in re.findall(r"`([a-z_]+)`", cell)}
         assert in_page == parameters, (tool, in_page ^ parameters)
+
+
+# A path of the machine a page was written on: /work/…, /home/…, /tmp/… and the like.
+MACHINE_PATH = re.compile(
+    r"(?<![\w.~…-])/(?:work|home|Users|tmp|root|private|var/folders|mnt|opt)/[^\s\"'`)]+"
+)
+PLACEHOLDER_PATHS = ("/home/me/",)  # docs/mcp.md's client config: a user's home, written out
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md")), *sorted((REPO / "docs").rglob("*.json"))]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
+def test_pages_hold_no_path_of_the_machine_they_were_written_on(page: Path) -> None:
+    "Previously the README and docs/benchmarks/*.json showed /work/shared/data/serena-memories (#26)."
+    found = [m for m in MACHINE_PATH.findall(page.read_text()) if not m.startswith(PLACEHOLDER_PATHS)]
+    assert not found, f"{page.name}: write these relative or as …/ (see the README's samples): {found}"
+
+
+def as_pasted(text: str, prefixes: dict[str, str] | None = None) -> str:
+    """Output as the docs paste it: this machine's path prefixes shortened (to ``…/``), and what
+    changes from run to run left out: timings, and the dates of documents dated by file time
+    (the day of the checkout)."""
+    for real, shown in (prefixes or {}).items():
+        text = text.replace(real, shown)
+    text = re.sub(r"\bin \d+(?:\.\d+)? s\b", "in N s", text)
+    return re.sub(r"\d{4}-\d\d-\d\d \(dated by file time\)", "YYYY-MM-DD (dated by file time)", text)
+
+
+def pasted_block(page: str, first_line: str) -> str:
+    "The fenced block of ``page`` that starts with ``first_line``, without its fences."
+    m = re.search(r"^```(?:console)?\n(" + re.escape(first_line) + r".*?)\n```$", page, re.S | re.M)
+    assert m, f"no sample starting with {first_line!r}"
+    return m.group(1)
+
+
+def run_pasted(block: str, db_path: Path, args: dict[str, str], prefixes: dict[str, str]) -> None:
+    """Run each ``$ memdex …`` command of a pasted block on ``db_path`` and compare what it prints
+    with what follows it; an output that ends in a line ``…`` is an excerpt, compared up to it."""
+    for sample in re.split(r"^\$ ", block, flags=re.M)[1:]:
+        command, pasted = sample.split("\n", 1)
+        argv = [args.get(a, a) for a in shlex.split(command, comments=True)]
+        assert argv[0] == "memdex", command
+        result = CliRunner().invoke(cli, ["--db", str(db_path), *argv[1:]], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        printed = as_pasted(result.output, prefixes)
+        expected = as_pasted(pasted.rstrip("\n"))
+        if expected.endswith("\n…"):
+            expected, printed = expected[: -len("\n…")], printed[: len(expected) - len("\n…")]
+        else:
+            printed = printed.rstrip("\n")
+        assert printed == expected, f"paste what `{command}` prints now:\n{printed}"
+
+
+def test_the_readme_date_listing_is_what_memdex_prints(sample: sqlite3.Connection, db_path: Path) -> None:
+    "The 'How dates in queries are read' sample, run on the sample corpus the demo indexes."
+    run_pasted(pasted_block(README, "$ memdex search October"), db_path, {}, {})
+
+
+@pytest.mark.slow
+def test_the_readme_serena_sample_is_what_memdex_prints(tmp_path: Path) -> None:
+    "Previously it showed this machine's paths and no date column (#26); paths are pasted as …/."
+    from .conftest import SHARED_DATA, shared
+
+    corpus = shared("serena-memories")
+    block = pasted_block(README, "$ memdex index ../shared/data/serena-memories")
+    prefixes = {str(SHARED_DATA.resolve()): "…/shared/data"}
+    run_pasted(block, tmp_path / "serena.db", {"../shared/data/serena-memories": str(corpus)}, prefixes)
+
+
+@pytest.mark.slow
+def test_the_readme_demo_excerpt_is_what_the_demo_prints(sample_copy: Path) -> None:
+    "Previously the excerpt lacked the date column and its paths began with `.../` (#26)."
+    from memdex.doors.demo import run_demo
+
+    lines: list[str] = []
+    run_demo(lines.append, corpus=sample_copy, program="memdex")
+    printed = as_pasted("\n".join(lines), {str(sample_copy): "…/memdex/sample-corpus"})
+    pasted = pasted_block(README, "$ memdex search 'Chatty'")
+    assert as_pasted(pasted) in printed, f"paste this part of what `memdex demo` prints now:\n{printed}"

@@ -205,6 +205,7 @@ def test_show_takes_a_conversations_location_and_an_archives_chunk_file(
     assert doc["text"].strip() == Path(chunk_file).read_text().strip()  # that chunk, not the chat
 
 
+@pytest.mark.slow
 def test_get_document_over_mcp_takes_the_same_forms(sample: sqlite3.Connection, db_path: Path) -> None:
     from .test_mcp import over_stdio
 

@@ -85,6 +85,7 @@ def test_matches_sentence_transformers(encoder: Encoder) -> None:
     assert vector[0, :5] == pytest.approx(REFERENCE, abs=1e-3)
 
 
+@pytest.mark.slow
 def test_vectors_are_normalised_and_keep_input_order(encoder: Encoder) -> None:
     texts = ["short", "a much longer text " * 15, "", "medium length text about sqlite full-text search"] * 3
     together = encoder.encode_passages(texts)
@@ -99,6 +100,7 @@ def test_empty_input_gives_no_vectors(encoder: Encoder) -> None:
     assert encoder.encode_queries([]).shape == (0, 384)
 
 
+@pytest.mark.slow
 def test_paraphrase_is_closer_than_an_unrelated_sentence(encoder: Encoder) -> None:
     query = encoder.encode_queries(["How do I back up the search index?"])[0]
     paraphrase, unrelated = encoder.encode_passages(
@@ -107,6 +109,7 @@ def test_paraphrase_is_closer_than_an_unrelated_sentence(encoder: Encoder) -> No
     assert query @ paraphrase > query @ unrelated + 0.2
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not onnxruntime_available(), reason="no onnxruntime")
 def test_numpy_and_onnx_backends_agree(spec: ModelSpec) -> None:
     texts = ["This is an example sentence", "word " * 300, "Ünïcödé and emoji 🙂 survive tokenising", "x"]
@@ -115,6 +118,7 @@ def test_numpy_and_onnx_backends_agree(spec: ModelSpec) -> None:
     assert cosine(numpy_vectors, onnx_vectors).min() > 0.9999
 
 
+@pytest.mark.slow
 def test_auto_picks_onnx_when_onnxruntime_is_installed(spec: ModelSpec) -> None:
     assert Encoder(spec).backend == ("onnx" if onnxruntime_available() else "numpy")
 
@@ -177,6 +181,7 @@ def test_model_module_does_not_import_numpy() -> None:
     subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parents[1], check=True)
 
 
+@pytest.mark.slow
 def test_hub_name_found_in_the_cache_offline_gets_the_folders_name(tmp_path: Path) -> None:
     "A model in the Hugging Face cache resolves without the network and keys vectors like its folder"
     pytest.importorskip("huggingface_hub")

@@ -50,6 +50,7 @@ PIECES = ["deploy", "Deploying", "DEPLOYED", "rollback", "roll", "back", "Kelvin
           "e\u0301x", "Ωmega", "a_b", "42nd", "über", " ", " ", ", ", ".\n", "\n\n"]  # fmt: skip
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(
     st.lists(st.sampled_from(PIECES), max_size=80), st.lists(st.sampled_from(PIECES), min_size=1, max_size=4)
@@ -64,6 +65,7 @@ def test_snippet_and_tokens_are_those_of_every_word(text_pieces: list[str], quer
     assert explainer.snippet(text, explainer.tokens(text)) == every_word_snippet(explainer, text)
 
 
+@pytest.mark.slow
 def test_snippets_of_scifact_abstracts(shared_data: Path) -> None:
     "Long abstracts with many matches, a few with accents and Greek: as every word made them."
     docs = [

@@ -64,6 +64,7 @@ KILL_POINTS: dict[str, Callable[[Path], bool]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", list(KILL_POINTS))
 def test_kill_9_during_index_then_a_rerun_converges(
     tree: tuple[Path, dict[str, list[Any]]], tmp_path: Path, point: str
@@ -80,6 +81,7 @@ def test_kill_9_during_index_then_a_rerun_converges(
     assert state.differences(state.canonical(db_path), expected) == {}
 
 
+@pytest.mark.slow
 def test_kill_9_during_the_watchers_catch_up_then_a_restart_converges(tmp_path: Path) -> None:
     "Files written while the watcher was off; it is killed while catching up with them."
     root = tmp_path / "watched"
@@ -113,6 +115,7 @@ def _judge(db_path: Path, roots: list[Path], before: dict[str, Any], got: dict[s
     return verdict
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not disk.can_mount_tmpfs(), reason="no mount namespace for a tmpfs here")
 def test_a_full_disk_is_a_clear_error_and_keeps_the_previous_state(tmp_path: Path) -> None:
     "A real ENOSPC: the index on a tiny tmpfs, in a mount namespace of its own (unshare)."
@@ -127,6 +130,7 @@ def test_a_full_disk_is_a_clear_error_and_keeps_the_previous_state(tmp_path: Pat
     _judge(db_path, roots, before, got)
 
 
+@pytest.mark.slow
 def test_a_failing_disk_write_is_a_clear_error(tmp_path: Path) -> None:
     "A file-size limit (RLIMIT_FSIZE) fails SQLite's writes with EFBIG: a disk I/O error."
     db_path, roots, before = disk.disk_scenario(tmp_path, "fsize", 100, 1500)
@@ -137,6 +141,7 @@ def test_a_failing_disk_write_is_a_clear_error(tmp_path: Path) -> None:
     _judge(db_path, roots, before, got)
 
 
+@pytest.mark.slow
 def test_a_page_limit_in_the_library_raises_database_error(tmp_path: Path) -> None:
     db_path, roots, before = disk.disk_scenario(tmp_path, "pages", 100, 1500)
     conn = db.connect(db_path)
@@ -149,6 +154,7 @@ def test_a_page_limit_in_the_library_raises_database_error(tmp_path: Path) -> No
     _judge(db_path, roots, before, {"exit_code": None, "stderr": ""})
 
 
+@pytest.mark.slow
 def test_the_watcher_survives_a_full_disk_and_catches_up_when_room_returns(tmp_path: Path) -> None:
     root = tmp_path / "w"
     synth.write_notes(root, 50, seed=1)
@@ -208,6 +214,7 @@ def test_a_read_only_index_file_cannot_be_written_and_says_so(small_index: tuple
     assert state.canonical(db_path) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["index", "watch"])
 def test_an_index_in_a_read_only_folder_cannot_be_written_and_says_so(
     small_index: tuple[Path, Path], command: str
@@ -228,6 +235,7 @@ def test_an_index_in_a_read_only_folder_cannot_be_written_and_says_so(
     assert found.returncode == 0 and json.loads(found.stdout)["results"][0]["title"] == "Alpha"
 
 
+@pytest.mark.slow
 def test_an_index_locked_by_another_program_is_a_clear_error(small_index: tuple[Path, Path]) -> None:
     "Another program holds SQLite's write lock (BEGIN EXCLUSIVE): memdex waits its 10 s, then says so."
     db_path, root = small_index
@@ -248,6 +256,7 @@ def test_an_index_locked_by_another_program_is_a_clear_error(small_index: tuple[
 
 
 # -- schema versions ---------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["search", "zqalpha"], ["index"], ["status"]])
 def test_an_index_from_a_newer_memdex_is_refused_by_every_command(
     small_index: tuple[Path, Path], command: list[str]

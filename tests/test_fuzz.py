@@ -95,6 +95,7 @@ def reader(indexed: Path) -> Iterator[sqlite3.Connection]:
     conn.close()
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=600)
 @given(
     text=queries,
@@ -117,6 +118,7 @@ def test_any_query_gives_results(
     event("results" if result.hits else "no results")
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=600)
 @given(text=queries)
 def test_any_raw_query_gives_results_or_a_syntax_error(reader: sqlite3.Connection, text: str) -> None:
@@ -130,6 +132,7 @@ def test_any_raw_query_gives_results_or_a_syntax_error(reader: sqlite3.Connectio
         assert result.found >= len(result.hits)
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=150)
 @given(text=queries, raw=st.booleans(), mode=st.sampled_from(["search", "auto"]))
 def test_the_command_line_never_shows_a_traceback(indexed: Path, text: str, raw: bool, mode: str) -> None:
@@ -146,6 +149,7 @@ def test_the_command_line_never_shows_a_traceback(indexed: Path, text: str, raw:
         assert raw or mode == "auto", "escaped text in search mode is never an error"
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=150)
 @given(
     text=queries,
@@ -269,6 +273,7 @@ def _check_run(root: Path, name: str, bad: bytes, good: bytes | None) -> str:
         conn.close()
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=250)
 @given(name=st.sampled_from(sorted(SEEDS)), data=st.binary(max_size=4096))
 def test_any_bytes_as_a_source_file(name: str, data: bytes) -> None:
@@ -279,6 +284,7 @@ def test_any_bytes_as_a_source_file(name: str, data: bytes) -> None:
     assert outcome in ("indexed", "skipped", "passed over")
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=300)
 @given(st.data())
 def test_a_damaged_version_of_an_indexed_file_loses_nothing(data: st.DataObject) -> None:
@@ -294,6 +300,7 @@ def test_a_damaged_version_of_an_indexed_file_loses_nothing(data: st.DataObject)
 
 
 # Found by `scripts/reliability.py files`: each made the run raise (a recorded "memdex bug").
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "data", "outcome"),
     [
@@ -380,6 +387,7 @@ def _write(root: Path, name: str, body: list[str]) -> None:
         path.write_text("\n".join(body) + "\n")
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=80)
 @given(corpus=corpora(), token=st.text("abcdefghijklmnopqrstuvwxyz", min_size=8, max_size=12))
 def test_a_planted_token_is_always_found_in_its_file(

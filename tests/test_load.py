@@ -13,6 +13,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
 from reliability_kit import load  # noqa: E402
 
+# Slow as a whole (see the README's Development section): the quick check leaves it out.
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize(("writer", "notes"), [("index", 1200), ("watch", 400)])
 def test_eight_readers_during_a_burst_see_no_error(tmp_path: Path, writer: str, notes: int) -> None:

@@ -103,6 +103,7 @@ def test_an_mcp_client_lists_the_tools_and_reads_the_instructions(sample_db: Pat
     assert "search_knowledge_base(query)" in out["instructions"]
 
 
+@pytest.mark.slow
 def test_search_answer_read_and_status_in_one_session(sample_db: Path, tmp_path: Path) -> None:
     calls: list[Call] = [
         ("search_knowledge_base", {"query": "deploy key rotation", "mode": "search", "max_results": 3}),
@@ -135,6 +136,7 @@ def test_search_answer_read_and_status_in_one_session(sample_db: Path, tmp_path:
     assert read["data"]["line_start"] == top["line_start"]
 
 
+@pytest.mark.slow
 def test_filters_and_semantic_reach_the_search(db_path: Path, shared_data: Path) -> None:
     "An agent narrows to its own project's sessions, a platform or dates, as the CLI does."
     from memdex.ingest.pipeline import index_paths
@@ -166,6 +168,7 @@ def test_filters_and_semantic_reach_the_search(db_path: Path, shared_data: Path)
     assert bad["error"] and "since" in json.dumps(bad["data"])
 
 
+@pytest.mark.slow
 def test_typos_are_suggested_and_fixed_on_request(sample_db: Path) -> None:
     "Issue 26: a word no document holds gets 'did you mean'; fix_typos searches the suggestion."
     search = "search_knowledge_base"
@@ -186,6 +189,7 @@ def test_typos_are_suggested_and_fixed_on_request(sample_db: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_answers_come_from_claude_when_the_server_has_a_key(sample_db: Path) -> None:
     with serving() as api:
         out = over_stdio(
@@ -203,6 +207,7 @@ def test_answers_come_from_claude_when_the_server_has_a_key(sample_db: Path) -> 
     assert {c for d in answer["details"] for c in d["citations"]} <= {s["n"] for s in answer["sources"]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("call", "kind", "says"),
     [
@@ -248,6 +253,7 @@ def test_errors_have_one_shape_and_say_how_to_retry(
     assert error["retry"]
 
 
+@pytest.mark.slow
 def test_files_written_on_request(sample_db: Path, sample_copy: Path, tmp_path: Path) -> None:
     calls: list[Call] = [
         (
@@ -308,6 +314,7 @@ ANSWER_WITH_SOURCES = {
 }
 
 
+@pytest.mark.slow
 def test_the_specs_parameters_and_shapes(sample_db: Path, tmp_path: Path) -> None:
     "An agent written against the spec: granularity chat, output_file true, no retrieval_dir."
     calls: list[Call] = [
@@ -362,6 +369,7 @@ def test_the_specs_parameters_and_shapes(sample_db: Path, tmp_path: Path) -> Non
     assert any(p["term"] == "chatgpt" and p["count"] >= 2 for p in data["patterns_noticed"])
 
 
+@pytest.mark.slow
 def test_without_an_index_the_server_still_starts_and_says_what_to_do(tmp_path: Path) -> None:
     missing = tmp_path / "none.db"
     out = over_stdio(missing, [("index_status", {}), ("search_knowledge_base", {"query": "x"})])
@@ -425,6 +433,7 @@ def post(url: str, headers: dict[str, str]) -> int:
         return int(exc.code)
 
 
+@pytest.mark.slow
 def test_streamable_http_on_loopback_with_an_origin_check(sample_db: Path) -> None:
     from mcp.client.streamable_http import streamable_http_client
 
@@ -454,6 +463,7 @@ def test_the_http_server_refuses_to_start_off_loopback_without_being_told(sample
     assert "--allow-remote" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_question_with_no_words_to_search_for_answers_cleanly_into_a_file(
     sample_db: Path, tmp_path: Path
 ) -> None:

@@ -78,6 +78,7 @@ def _run(db_path: Path, *args: str) -> object:
     return result
 
 
+@pytest.mark.slow
 def test_embed_gives_every_chunk_a_vector_once(
     sample: sqlite3.Connection, db_path: Path, model_dir: Path
 ) -> None:
@@ -93,6 +94,7 @@ def test_embed_gives_every_chunk_a_vector_once(
     assert model["vectors"] == chunks and model["name"] == vector_model(load_spec(model_dir))
 
 
+@pytest.mark.slow
 def test_a_changed_chunk_is_embedded_again_and_an_unchanged_one_reuses_its_vector(
     sample: sqlite3.Connection, sample_copy: Path, encoder: Encoder
 ) -> None:
@@ -176,6 +178,7 @@ def test_without_vectors_meaning_is_off_and_says_why(sample: sqlite3.Connection,
     assert "meaning off: no vectors in this index (run `memdex embed`)" in asked["notes"]
 
 
+@pytest.mark.slow
 def test_a_model_that_moved_turns_meaning_off_with_a_note(
     sample: sqlite3.Connection, model_dir: Path, tmp_path: Path, db_path: Path
 ) -> None:
@@ -189,6 +192,7 @@ def test_a_model_that_moved_turns_meaning_off_with_a_note(
     assert out["results"] or out["found"] == 0  # the words' search still ran
 
 
+@pytest.mark.slow
 def test_a_model_given_by_a_relative_path_is_found_from_any_folder(
     conn: sqlite3.Connection, db_path: Path, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -239,6 +243,7 @@ def test_the_semantic_switch_reaches_batch_and_mcp_requests(
     assert on["results"][0]["title"] == OUTAGE
 
 
+@pytest.mark.slow
 def test_embed_resumes_after_kill_9(tmp_path: Path, model_dir: Path) -> None:
     "Killed mid-run, `memdex embed` keeps what it committed and the next run finishes the rest."
     db_path = tmp_path / "serena.db"
@@ -268,6 +273,7 @@ def test_embed_resumes_after_kill_9(tmp_path: Path, model_dir: Path) -> None:
     conn.close()
 
 
+@pytest.mark.slow
 def test_the_watcher_embeds_what_it_writes(
     sample: sqlite3.Connection, db_path: Path, sample_copy: Path, encoder: Encoder
 ) -> None:

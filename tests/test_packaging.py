@@ -6,7 +6,12 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
+
+# Slow as a whole (see the README's Development section): the quick check leaves it out.
+pytestmark = pytest.mark.slow
 
 
 def test_wheel_contains_schema_and_sample_and_runs_the_demo(tmp_path: Path) -> None:

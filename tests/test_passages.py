@@ -217,6 +217,7 @@ def test_answers_send_windows_merged_within_the_budget(conn: sqlite3.Connection,
         assert set(p.meta["window"]["matched"]) <= set(texts)
 
 
+@pytest.mark.slow
 def test_with_meaning_a_message_in_other_words_goes_out_ahead_of_weak_word_matches(
     conn: sqlite3.Connection, tmp_path: Path
 ) -> None:

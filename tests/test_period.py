@@ -251,6 +251,7 @@ def test_yesterday_and_twenty_days_ago(db_path: Path, tmp_path: Path) -> None:
 
 
 # -- the Serena corpus -----------------------------------------------------------------------
+@pytest.mark.slow
 def test_2026_on_serena_lists_the_documents_dated_2026_newest_first(serena_db: Path) -> None:
     conn = sqlite3.connect(serena_db)
     own = "SELECT d.id FROM documents d WHERE d.date LIKE '2026%'"
@@ -293,6 +294,7 @@ def test_batch_lines_list_a_period_with_its_themes(sample: sqlite3.Connection) -
     assert "themes" not in lines[1]
 
 
+@pytest.mark.slow
 def test_mcp_search_knowledge_base_lists_a_period(sample: sqlite3.Connection, db_path: Path) -> None:
     from .test_mcp import over_stdio
 
@@ -302,6 +304,7 @@ def test_mcp_search_knowledge_base_lists_a_period(sample: sqlite3.Connection, db
     assert out["data"]["themes"] == [{"term": "chatgpt", "count": 3, "kind": "platform"}]
 
 
+@pytest.mark.slow
 def test_what_happened_in_october_is_a_dated_timeline(sample: sqlite3.Connection, db_path: Path) -> None:
     question = "what happened in October?"
     for env in (None, "server"):

@@ -186,6 +186,7 @@ def test_raw_fts5(sample: sqlite3.Connection) -> None:
     assert result.notes == ["layer 3 skipped: no such column: title"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", HOSTILE)
 def test_hostile_text_never_raises(sample: sqlite3.Connection, text: str) -> None:
     result = search(sample, text)
@@ -252,6 +253,7 @@ def test_a_search_reads_one_snapshot(sample: sqlite3.Connection) -> None:
     writer.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", HOSTILE)
 def test_hostile_raw_text_is_a_result_or_a_syntax_error(sample: sqlite3.Connection, text: str) -> None:
     try:

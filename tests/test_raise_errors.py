@@ -136,6 +136,7 @@ def get_document_over_stdio(db_path: Path, doc_id: int, raise_env: str, errlog: 
     return bool(result.is_error), "".join(c.text for c in result.content if isinstance(c, TextContent))
 
 
+@pytest.mark.slow
 def test_mcp_a_tool_bug_is_an_internal_error_without_the_variable(
     db_path: Path, broken_conversation: int, tmp_path: Path
 ) -> None:
@@ -148,6 +149,7 @@ def test_mcp_a_tool_bug_is_an_internal_error_without_the_variable(
     assert "tool failed" in (tmp_path / "err.txt").read_text()  # logged, with its traceback
 
 
+@pytest.mark.slow
 def test_mcp_a_tool_bug_propagates_with_the_variable(
     db_path: Path, broken_conversation: int, tmp_path: Path
 ) -> None:
@@ -206,6 +208,7 @@ def test_watcher_a_bug_stops_the_service_with_the_variable(db_path: Path, watche
     assert holder(db_path) is None  # the writer lock was released on the way out
 
 
+@pytest.mark.slow
 def test_watcher_survives_a_bug_without_the_variable(
     db_path: Path, watched_boom: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -192,6 +192,7 @@ def test_a_missing_root_is_a_warning_that_says_how_to_forget_it(
     assert clean.exit_code == 0 and clean.stderr == ""
 
 
+@pytest.mark.slow
 def test_removing_a_root_while_the_watcher_runs(db_path: Path, two_roots: tuple[Path, Path]) -> None:
     notes, keep = two_roots
     with running(db_path) as service:

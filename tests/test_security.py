@@ -214,6 +214,7 @@ HOSTILE_BODY = (
 )
 
 
+@pytest.mark.slow
 def test_instructions_in_memories_change_no_tool_and_no_destination(tmp_path: Path, db_path: Path) -> None:
     notes = tmp_path / "notes"
     notes.mkdir()
@@ -306,6 +307,7 @@ def test_an_api_key_echoed_by_the_endpoint_is_never_shown_or_written(
     _no_marker(result.stdout, result.stderr, *files, mcp.content[0].text)  # type: ignore[union-attr]
 
 
+@pytest.mark.slow
 def test_no_key_in_the_watchers_log_the_mcp_servers_stderr_or_the_index(
     world: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -360,6 +362,7 @@ def listening(pid: int) -> set[ipaddress.IPv4Address | ipaddress.IPv6Address]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("command", [["mcp", "--http", "--port", "{port}"], ["datasette", "--port", "0"]])
 def test_servers_listen_on_loopback_only_by_default(

@@ -165,6 +165,7 @@ def test_start_up_catches_up_with_what_changed_while_off(db_path: Path, notes: P
         assert titles(db_path, "herons") == []
 
 
+@pytest.mark.slow
 def test_survives_a_bad_file_and_a_root_deleted_and_recreated(db_path: Path, notes: Path) -> None:
     import shutil
 
@@ -195,6 +196,7 @@ def test_one_writer_at_a_time(db_path: Path, notes: Path) -> None:
     assert writer_status(db_path)["running"] is False
 
 
+@pytest.mark.slow
 def test_index_hands_its_work_to_the_watcher(db_path: Path, notes: Path, tmp_path: Path) -> None:
     extra = tmp_path / "extra"
     extra.mkdir()
@@ -209,6 +211,7 @@ def test_index_hands_its_work_to_the_watcher(db_path: Path, notes: Path, tmp_pat
         wait_until(lambda: titles(db_path, "kestrels") == ["Fresh"])
 
 
+@pytest.mark.slow
 def test_readers_never_see_an_error_during_heavy_writes(db_path: Path, notes: Path) -> None:
     errors: list[str] = []
     searches = [0]
@@ -259,6 +262,7 @@ def _watch_process(db_path: Path) -> subprocess.Popen[str]:
     return proc
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 0), (signal.SIGINT, 130)])
 def test_signals_stop_it_cleanly(db_path: Path, notes: Path, sig: int, code: int) -> None:
     proc = _watch_process(db_path)
@@ -270,6 +274,7 @@ def test_signals_stop_it_cleanly(db_path: Path, notes: Path, sig: int, code: int
     assert holder(db_path) is None
 
 
+@pytest.mark.slow
 def test_an_unreadable_folder_does_not_stop_it(db_path: Path, notes: Path) -> None:
     "Under root, the watcher runs without DAC override (util-linux setpriv) so the kernel refuses."
     locked = notes / "locked"
@@ -324,6 +329,7 @@ def _snapshot(db_path: Path) -> dict[str, set[tuple[object, ...]]]:
     return snap
 
 
+@pytest.mark.slow
 def test_kill_9_mid_burst_then_restart_equals_a_fresh_index(tmp_path: Path, sample_copy: Path) -> None:
     db_path = tmp_path / "watched.db"
     root = sample_copy / "serena"

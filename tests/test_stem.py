@@ -21,6 +21,7 @@ def _sqlite_stems(texts: list[str]) -> list[list[str]]:
     return [[term for _, term in sorted(row)] for row in out]
 
 
+@pytest.mark.slow
 def test_every_word_of_the_shared_corpora(shared_data: Path) -> None:
     vocabulary: set[str] = set()
     for folder in ("serena-memories", "chats", "mnemonic"):
@@ -57,6 +58,7 @@ def test_edge_cases(text: str) -> None:
     assert [stems(text)] == _sqlite_stems([text])
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(st.text(st.characters(max_codepoint=127)) | st.text())
 def test_split_words_are_those_of_the_pattern(text: str) -> None:

@@ -97,6 +97,7 @@ def append(path: Path, line: str) -> int:
     return len((text + line).splitlines())
 
 
+@pytest.mark.slow
 def test_each_planted_fault_is_found_with_its_file_and_line(nested_copy: Path) -> None:
     _, before = lint_json(nested_copy)
     git = nested_copy / "skills-git-index.md"
@@ -374,6 +375,7 @@ def test_keyword_bounds_and_ignored_rules_are_checked(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "--ignore atomic-formats: no such rule" in result.output
 
 
+@pytest.mark.slow
 def test_the_new_rules_warn_on_the_real_corpora_and_block_nothing_more() -> None:
     "The README's figures: what ADR-017's format rules find in the folders it was written for."
     expected = {
@@ -394,6 +396,7 @@ def test_the_new_rules_warn_on_the_real_corpora_and_block_nothing_more() -> None
 
 
 # -- keywords ----------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_keywords_for_an_indexed_file_are_distinctive_and_pass_its_index(nested_copy: Path) -> None:
     before = digest(nested_copy)
     file = nested_copy / "git" / "git-worktree-cleanup.md"

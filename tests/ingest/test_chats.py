@@ -221,6 +221,7 @@ def test_small_talk_is_no_topic() -> None:
 
 
 # -- indexing and search ----------------------------------------------------------------------
+@pytest.mark.slow
 def test_all_shared_chat_samples_index(conn: sqlite3.Connection, shared_data: Path) -> None:
     report = index_paths(conn, [shared_data / "chats"])
     assert report.added == 39  # 20 exports, 19 agent session logs
@@ -254,6 +255,7 @@ def test_a_single_export_file_is_detected_by_content(
     assert conn.execute("SELECT count(*) FROM files WHERE path LIKE '%users.json'").fetchone()[0] == 0
 
 
+@pytest.mark.slow
 def test_chat_results_at_both_granularities(conn: sqlite3.Connection, shared_data: Path) -> None:
     index_paths(conn, [shared_data / "chats"])
     doc = search(conn, "composite index customer_id").hits[0]

@@ -65,11 +65,13 @@ BLOCKS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", list(BLOCKS.values()), ids=list(BLOCKS))
 def test_fields_are_what_pyyaml_and_jsonable_made(block: str) -> None:
     assert outcome(frontmatter.fields, block) == outcome(the_old_way, block)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "block", [b for n, b in BLOCKS.items() if n != "a bomb"], ids=[n for n in BLOCKS if n != "a bomb"]
 )
@@ -86,6 +88,7 @@ PIECES = ["a", "b: ", "1", "true", "~", "2025-01-02", "2025-02-30", "0x1F", "1.5
           ": ", "#c", "|\n  t", "-1_0", "1:20"]  # fmt: skip
 
 
+@pytest.mark.slow
 @settings(max_examples=2000, deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=30))
 def test_fields_on_any_block(pieces: list[str]) -> None:
@@ -116,6 +119,7 @@ def test_fields_of_every_stored_note(shared_data: Path) -> None:
     assert read > 20
 
 
+@pytest.mark.slow
 def test_nesting_that_would_crash_libyaml_is_a_reported_file() -> None:
     "libyaml recurses in C: 100,000 levels would end the process, not raise."
     text = "---\nx: " + "[" * 100_000 + "]" * 100_000 + "\n---\nbody\n"

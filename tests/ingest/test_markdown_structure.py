@@ -149,6 +149,7 @@ PIECES = ["#", "##", "###", "####### ", "# ", " ", "   ", "\t", "\n", "\n\n", "-
           "\xa0", "\x1c", "\x85", "\u2028", "\x00", "\r", "    code"]  # fmt: skip
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=40))
 def test_the_plain_reading_is_markdown_its(pieces: list[str]) -> None:
@@ -159,6 +160,7 @@ def test_the_plain_reading_is_markdown_its(pieces: list[str]) -> None:
         assert Structure(plain, (), frozenset()) == parsed_structure(source)
 
 
+@pytest.mark.slow
 def test_the_plain_reading_agrees_on_every_stored_note(shared_data: Path) -> None:
     "On the real notes in shared/ (Serena memories, mnemonic), wherever the plain reading applies."
     read = 0

@@ -27,6 +27,7 @@ def _tree_state(root: Path) -> dict[str, tuple[str, int]]:
     }
 
 
+@pytest.mark.slow
 def test_source_files_are_never_written(conn: sqlite3.Connection, sample_copy: Path) -> None:
     before = _tree_state(sample_copy)
     index_paths(conn, [sample_copy])
@@ -139,6 +140,7 @@ def test_bad_input_is_reported_and_skipped_and_the_rest_indexed(
     assert _titles(conn, "albatrosses") == ["Now full"]
 
 
+@pytest.mark.slow
 def test_raising_the_size_limit_indexes_the_big_file(conn: sqlite3.Connection, tmp_path: Path) -> None:
     root = tmp_path / "big"
     root.mkdir()
@@ -163,6 +165,7 @@ def test_a_file_that_breaks_keeps_its_last_good_version(conn: sqlite3.Connection
     )
 
 
+@pytest.mark.slow
 def test_unreadable_folder_keeps_what_was_indexed(tmp_path: Path, sample_copy: Path) -> None:
     "Run without root's DAC override (util-linux setpriv), so the folder really is unreadable."
     db_file = tmp_path / "folder.db"
@@ -399,6 +402,7 @@ def test_symlinks_inside_the_root_do_not_duplicate_results(conn: sqlite3.Connect
     assert [h.path for h in search(conn, "ibises").hits] == [str(root / "real.md")]
 
 
+@pytest.mark.slow
 def test_a_very_deep_tree(conn: sqlite3.Connection, tmp_path: Path) -> None:
     root = tmp_path / "deep"
     folder = root
@@ -460,6 +464,7 @@ def test_an_error_leaves_no_transaction_open_and_nothing_half_written(
     assert conn.execute("SELECT count(*) FROM roots").fetchone()[0] == 0
 
 
+@pytest.mark.slow
 def test_a_permission_fix_is_noticed_without_touching_the_file(tmp_path: Path) -> None:
     "chmod changes neither size nor mtime; an unreadable file is re-checked on every run."
     root = tmp_path / "notes"

@@ -53,6 +53,7 @@ def test_files_in_no_index_have_no_index_topics(serena: sqlite3.Connection) -> N
     assert 370 <= unreached <= 380  # SOURCES.md: 376 files are in no index (README.md too)
 
 
+@pytest.mark.slow
 def test_flat_layout(conn: sqlite3.Connection, shared_data: Path) -> None:
     root = shared_data / "serena-memories-flat"
     report = index_paths(conn, [root])

@@ -97,6 +97,7 @@ def assistant_said(path: Path) -> list[str]:
     return out
 
 
+@pytest.mark.slow
 def test_what_the_assistant_said_finds_its_session_first(sessions: sqlite3.Connection) -> None:
     "Eight words from the middle of each assistant message, searched as typed."
     first = top3 = total = 0
