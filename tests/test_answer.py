@@ -327,7 +327,7 @@ def test_instructions_inside_a_memory_stay_quoted_data(tmp_path: Path, db_path: 
     assert first["answer"]["method"] == "extractive"
     assert "held no 'answer' result" in first["answer"]["reason"]
     assert second["answer"]["method"] == "claude"
-    assert not Path("/tmp/x").exists() or "delete" not in Path("/tmp/x").read_text()
+    assert not Path("/tmp/x").is_file() or "delete" not in Path("/tmp/x").read_text()
 
 
 # -- refinement ----------------------------------------------------------------------------------------

@@ -31,6 +31,11 @@ class GeminiKind(ChatKind):
     description = "Google Takeout MyActivity.json of Gemini Apps"
     markers = (b'"Gemini',)
 
+    def sniff(self, data: bytes) -> bool:
+        """A Takeout activity file is an array of records naming Gemini: a JSON object that
+        mentions Gemini (an agent's session log, another tool's transcript) is not one."""
+        return data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[") and super().sniff(data)
+
     def parse(self, source: SourceFile) -> ParsedFile:
         records = source.json()
         if not isinstance(records, list):
