@@ -338,3 +338,21 @@ def test_the_addresses_on_the_datasette_page_answer_for_any_database_name(server
             assert response.status == 200, address
             if ".json" in address:
                 assert isinstance(json.loads(response.read()), list | dict), address
+
+
+def test_a_table_search_ranks_on_a_database_whose_name_is_encoded(serena_copy: Path, tmp_path: Path) -> None:
+    """Datasette addresses work.notes.db as /work~2Enotes/: the ranked search found no database
+    of that name and, had it, sent the browser to /work.notes/..., a 404 (issue 26)."""
+    named = tmp_path / "work.notes.db"
+    source, dest = sqlite3.connect(serena_copy), sqlite3.connect(named)
+    source.backup(dest)
+    source.close()
+    dest.close()
+    server = Server(named, tmp_path / "server.log")
+    try:
+        status, location = _status_and_location(f"{server.base}/work~2Enotes/chunks?_search=worktree")
+        assert status == 302 and location == "/work~2Enotes/layer_3_content?q=worktree"
+        rows = server.get(f"{location.partition('?')[0]}.json", q="worktree", _shape="array")
+        assert rows and all("worktree" in (r["snippet"] + r["title"]).lower() for r in rows[:3])
+    finally:
+        server.stop()

@@ -104,24 +104,29 @@ def prepare_connection(conn: sqlite3.Connection, database: str, datasette: Any) 
     conn.create_function("memdex_search", 2, cascade)
 
 
-# A search typed into a table's search box, on the table page itself, goes to the canned query
-# that ranks the same FTS table by relevance: Datasette's table view lists matches by id. The
-# JSON API, and a page with an explicit _sort or _sort_desc, stay Datasette's own.
+# An address that asks a table for ``_search`` and nothing else (a link, a bookmark, a typed
+# URL) goes to the canned query that ranks the same FTS table by relevance: Datasette's table
+# view lists matches by id or date. The table page's own search form also sends its sort and
+# filter fields, so a search typed there stays the table view, with its facets (see
+# docs/datasette.md). The JSON API, and any other argument, stay Datasette's own.
 RANKED_SEARCH = {"documents": "layer_1_topics", "chunks": "layer_3_content"}
 
 
 @hookimpl
 def asgi_wrapper(datasette: Any) -> Any:
-    from urllib.parse import parse_qs, quote, urlencode
+    from urllib.parse import parse_qs, urlencode
+
+    from datasette.utils import tilde_decode
 
     def wrap(app: Any) -> Any:
         async def ranked(scope: dict[str, Any], receive: Any, send: Any) -> None:
             target = _ranked_target(scope, parse_qs)
-            if target is None or target[0] not in datasette.databases:
+            # the address names the database tilde-encoded (work.notes.db is /work~2Enotes/)
+            if target is None or tilde_decode(target[0]) not in datasette.databases:
                 await app(scope, receive, send)
                 return
-            database, query, q = target
-            location = f"/{quote(database)}/{query}?{urlencode({'q': q})}"
+            segment, query, q = target
+            location = f"/{segment}/{query}?{urlencode({'q': q})}"
             headers = [(b"location", location.encode()), (b"content-type", b"text/plain")]
             await send({"type": "http.response.start", "status": 302, "headers": headers})
             await send({"type": "http.response.body", "body": b""})
