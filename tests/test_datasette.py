@@ -340,6 +340,7 @@ def test_the_addresses_on_the_datasette_page_answer_for_any_database_name(server
                 assert isinstance(json.loads(response.read()), list | dict), address
 
 
+@pytest.mark.slow
 def test_a_table_search_ranks_on_a_database_whose_name_is_encoded(serena_copy: Path, tmp_path: Path) -> None:
     """Datasette addresses work.notes.db as /work~2Enotes/: the ranked search found no database
     of that name and, had it, sent the browser to /work.notes/..., a 404 (issue 26)."""
