@@ -1192,6 +1192,22 @@ def _eval_section(data: dict) -> list[str]:
                 for name, v in ((n, chats[n]) for n in ("memdex", "fts5_8_turn_baseline"))
             ],
         )
+    locomo = data.get("locomo")
+    if locomo:
+        lines += [
+            f"LoCoMo, development half ({locomo['questions']} questions over five long conversations "
+            f"nobody here wrote): share of gold turns whole inside {locomo['budget_tokens']:,} tokens, "
+            f"{locomo['limit']} results:",
+            "",
+        ]
+        parts = ("gold_in_budget", "dev", "test", "single_hop", "multi_hop", "temporal", "open_domain")
+        lines += _table(
+            ["", "all", "dev", "test", "single-hop", "multi-hop", "temporal", "open-domain"],
+            [
+                [name] + [f"{v[k]:.3f}" for k in parts]
+                for name, v in ((n, locomo[n]) for n in ("memdex", "fts5_8_turn_baseline"))
+            ],
+        )
     return lines
 
 
