@@ -81,7 +81,10 @@ def test_a_window_is_the_matching_message_with_its_neighbours_speakers_and_times
     text = hit.text or ""
     # The budget allows it: the messages around the match are shown whole (an answer is often
     # the message after a question, holding none of its words).
-    assert text == f"Assistant: {ASSISTANT}\n\nUser: We picked zanzibar marmalade for the shop.\n\nAssistant: {ASSISTANT}"
+    assert (
+        text
+        == f"Assistant: {ASSISTANT}\n\nUser: We picked zanzibar marmalade for the shop.\n\nAssistant: {ASSISTANT}"
+    )
     assert _window(hit)["cut"] == []
     assert hit.location.endswith("conversations.json (messages 6-8)")
     assert hit.est_tokens == est_tokens(len(text.encode())) < _chunk_of(conn, 6)["est_tokens"]
@@ -197,7 +200,11 @@ def test_seeds_and_merge_give_back_the_same_window(conn: sqlite3.Connection, tmp
     assert parts[1].score > parts[0].score  # both words beat one
     (again,) = merge(parts)
     # the same messages, each match whole; its context in the cheap form seeds give it
-    assert (again.msg_start, again.msg_end, again.matched) == (window.msg_start, window.msg_end, window.matched)
+    assert (again.msg_start, again.msg_end, again.matched) == (
+        window.msg_start,
+        window.msg_end,
+        window.matched,
+    )
     assert again.cut == [5, 7, 9] and window.cut == []
     assert again.est_tokens < window.est_tokens
 

@@ -354,7 +354,9 @@ ORDER_QUERIES = [
 
 
 @pytest.mark.parametrize("granularity", ["chat", "chunk"])
-def test_results_are_in_the_order_of_the_score_they_show(serena: sqlite3.Connection, granularity: str) -> None:
+def test_results_are_in_the_order_of_the_score_they_show(
+    serena: sqlite3.Connection, granularity: str
+) -> None:
     """Issue 26: results of an all-words layer came before the any-word pass's with a lower
     score, so the score shown disagreed with the order. Higher is always earlier now."""
     mixed = 0
