@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -81,6 +82,14 @@ class Watcher:
         return path.startswith(self.skip) if self.skip else False
 
     def start(self) -> None:
+        # A folder created with folders inside races watchdog's own walk against the inotify
+        # events of the inner folders: both add the same callback, watchdog says so with a
+        # RuntimeWarning and keeps one. Harmless, but a warning turned into an error (as under
+        # pytest) kills the inotify thread and every later event is lost; a user would only
+        # see the noise. Started here, not at import, so it holds inside warnings contexts.
+        warnings.filterwarnings(
+            "ignore", message=r"Callback with id '\d+' already exists", category=RuntimeWarning
+        )
         self.observer.start()
         self.debouncer.start()
 
