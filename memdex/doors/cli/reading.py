@@ -57,6 +57,8 @@ def show(ctx: click.Context, ref: str, lines: str | None, max_tokens: int | None
     if as_json:
         echo_json(doc)
         return
+    if doc.get("source_deleted"):  # stderr, as the note below: stdout is the document's text alone
+        click.echo(f"-- source deleted {doc['source_deleted'][:10]}: this is the indexed copy", err=True)
     click.echo(doc["text"], nl=not doc["text"].endswith("\n"))
     if doc["next_line"]:
         click.echo(
