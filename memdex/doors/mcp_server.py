@@ -22,6 +22,7 @@ import logging
 import sqlite3
 import sys
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -42,6 +43,7 @@ from memdex.errors import (
 from memdex.store import db
 
 log = logging.getLogger("memdex.mcp")
+Guard = Callable[[], AbstractContextManager[None]]
 
 ERRORS = {
     "invalid_parameter": "Correct the parameter named in the message and call again.",
@@ -63,34 +65,43 @@ def ok(data: dict[str, Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=json.loads(text))
 
 
-def _failure(exc: MemdexError | sqlite3.OperationalError) -> CallToolResult:
-    "An expected failure in the documented shape, its type saying what to do about it."
+def error_type(exc: MemdexError | sqlite3.OperationalError) -> str:
+    "Which of ERRORS an expected failure is (memdex serve's JSON errors use the same types)."
     from memdex.store.documents import DocumentNotFound
 
     if isinstance(exc, DocumentNotFound):
-        return error("not_found", str(exc))
+        return "not_found"
     if isinstance(exc, InvalidParameter):
-        return error("invalid_parameter", str(exc))
+        return "invalid_parameter"
     if isinstance(exc, IndexNotFound | SchemaError):
-        return error("index_not_found", str(exc))
+        return "index_not_found"
     if isinstance(exc, DatabaseError | sqlite3.OperationalError):
-        return error("database", str(exc))
-    return error("failed", str(exc))
+        return "database"
+    return "failed"
+
+
+def _failure(exc: MemdexError | sqlite3.OperationalError) -> CallToolResult:
+    "An expected failure in the documented shape, its type saying what to do about it."
+    return error(error_type(exc), str(exc))
 
 
 class Tools:
-    "The tools, each on a fresh read-only connection to one index."
+    """The tools, each on a fresh read-only connection to one index; each call inside
+    ``guard`` (memdex serve's gate), and writing no files unless ``files``."""
 
-    def __init__(self, db_path: Path) -> None:
+    def __init__(self, db_path: Path, guard: Guard = nullcontext, files: bool = True) -> None:
         self.db_path = db_path
+        self.guard = guard
+        self.files = files
 
     def _run(self, work: Callable[[sqlite3.Connection], dict[str, Any]]) -> CallToolResult:
         try:
-            conn = db.connect(self.db_path, create=False, readonly=True, upgrade=True)
-            try:
-                return ok(work(conn))
-            finally:
-                conn.close()
+            with self.guard():
+                conn = db.connect(self.db_path, create=False, readonly=True, upgrade=True)
+                try:
+                    return ok(work(conn))
+                finally:
+                    conn.close()
         except (MemdexError, sqlite3.OperationalError) as exc:
             return _failure(exc)
         except Exception as exc:  # the dispatcher's boundary: a bug is an "internal" error...
@@ -206,6 +217,11 @@ class Tools:
             from memdex.doors.dispatch import deliver, run
             from memdex.query.request import Filters, SearchRequest
 
+            if not self.files and (output_file or retrieve_artifacts):
+                raise InvalidParameter(
+                    "this server writes no files (memdex serve over HTTP is read-only): leave out "
+                    "output_file and retrieve_artifacts."
+                )
             filters = Filters(
                 platform=platform,
                 project=project,
@@ -351,9 +367,9 @@ def _validation_message(name: str, exc: ValidationError, tool: Tool) -> str:
     return "; ".join(parts)
 
 
-def build(db_path: Path) -> MCPServer:
-    "The MCP server for the index at ``db_path``."
-    impl = Tools(db_path)
+def build(db_path: Path, guard: Guard = nullcontext, files: bool = True) -> MCPServer:
+    "The MCP server for the index at ``db_path`` (``guard`` and ``files``: see Tools)."
+    impl = Tools(db_path, guard, files)
     functions = (impl.search_knowledge_base, impl.get_document, impl.index_status)
     tools = [  # descriptions dedented: a client shows them as they come
         _strict(

@@ -187,6 +187,12 @@ def as_request(request: SearchRequest | str, options: dict[str, Any]) -> SearchR
     return request.but(**options) if options else request
 
 
+def option_type(name: str) -> type | None:
+    """The type an outside option name of :meth:`SearchRequest.from_options` takes: int, bool,
+    str, or list (a filter that repeats); None for a name it does not know."""
+    return _OPTIONS.get(name) or _FILTERS.get(name)
+
+
 # option name outside -> type; the request field it sets, where its name differs
 _OPTIONS: dict[str, type] = {
     "limit": int,
