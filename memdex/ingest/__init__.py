@@ -17,10 +17,30 @@ import importlib
 import threading
 from pathlib import Path
 
-from memdex.errors import InvalidParameter
-from memdex.ingest.base import KindTraits, SourceFile, SourceKind
+from collections.abc import Mapping
+from typing import Any
 
-# name -> (its class, "module:Class"; its traits). Root kinds are tried in this order.
+from memdex.errors import InvalidParameter
+from memdex.ingest.base import KindTraits, Resume, SourceFile, SourceKind
+
+# How each agent resumes a session (checked against the kinds' own on loading).
+RESUME = {
+    "claude-code": Resume(("claude", "--resume", "{session|key}")),
+    "codex": Resume(("codex", "resume", "{key}")),
+    "gemini-cli": Resume(("gemini", "--resume", "{session}")),
+    "copilot-cli": Resume(("copilot", "--resume", "{session}")),
+    "opencode": Resume(("opencode", "--session", "{session}")),
+    "aider": Resume(("aider", "--restore-chat-history")),
+}
+
+
+def _agent(name: str) -> KindTraits:
+    return KindTraits(session_log=True, resume=RESUME[name])
+
+
+# name -> (its class, "module:Class"; its traits). Root kinds are tried in this order, and so
+# are file kinds: of the kinds that claim a file by its name, the first whose sniff knows it
+# reads it (an Aider history before any markdown; agents' JSON before the chat exports').
 BUILT_IN: dict[str, tuple[str, KindTraits]] = {
     "serena": (
         "memdex.ingest.kinds.serena:SerenaKind",
@@ -28,13 +48,17 @@ BUILT_IN: dict[str, tuple[str, KindTraits]] = {
     ),
     "archive": ("memdex.ingest.kinds.archive:ArchiveKind", KindTraits()),
     "memory": ("memdex.ingest.kinds.memory:MemoryKind", KindTraits(one_document_per_file=True)),
+    "aider": ("memdex.ingest.kinds.aider:AiderKind", _agent("aider")),
     "note": ("memdex.ingest.kinds.note:NoteKind", KindTraits(one_document_per_file=True)),
     "text": ("memdex.ingest.kinds.plain:PlainKind", KindTraits(one_document_per_file=True)),
     "chatgpt": ("memdex.ingest.kinds.chatgpt:ChatGPTKind", KindTraits()),
     "claude": ("memdex.ingest.kinds.claude:ClaudeKind", KindTraits()),
+    "gemini-cli": ("memdex.ingest.kinds.gemini_cli:GeminiCliKind", _agent("gemini-cli")),
     "gemini": ("memdex.ingest.kinds.gemini:GeminiKind", KindTraits()),
-    "claude-code": ("memdex.ingest.kinds.claude_code:ClaudeCodeKind", KindTraits()),
-    "codex": ("memdex.ingest.kinds.codex:CodexKind", KindTraits()),
+    "copilot-cli": ("memdex.ingest.kinds.copilot_cli:CopilotCliKind", _agent("copilot-cli")),
+    "opencode": ("memdex.ingest.kinds.opencode:OpenCodeKind", _agent("opencode")),
+    "claude-code": ("memdex.ingest.kinds.claude_code:ClaudeCodeKind", _agent("claude-code")),
+    "codex": ("memdex.ingest.kinds.codex:CodexKind", _agent("codex")),
 }
 
 SOURCES: dict[str, SourceKind]  # every registered kind by name, built on first use (__getattr__)
@@ -45,7 +69,9 @@ SOURCES: dict[str, SourceKind]  # every registered kind by name, built on first 
 # 4: a conversation's topics leave out small talk and contractions. 5: chat chunks say where
 # each message starts (passages are cut at message boundaries). 6: contractions with a
 # typographic apostrophe are no chat topics; a note's frontmatter ``date:`` dates it.
-INGEST_VERSION = 6
+# 7: Gemini CLI, Copilot CLI, OpenCode and Aider have kinds: their files, read as notes or
+# claimed by claude-code's sniff before, are read by their own.
+INGEST_VERSION = 7
 
 
 _loaded: dict[str, SourceKind] | None = None
@@ -97,6 +123,13 @@ def traits_of(name: str | None) -> KindTraits:
     return declared[1] if declared else KindTraits()
 
 
+def resume_command(kind: str | None, key: str, meta: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The command that resumes a document's agent session (``Resume.command``), where its
+    kind has one; None for any other document."""
+    how = traits_of(kind).resume
+    return how.command(key, meta) if how is not None else None
+
+
 def get_kind(name: str) -> SourceKind:
     sources = _sources()
     try:
@@ -137,5 +170,6 @@ __all__ = [
     "get_kind",
     "kinds_for",
     "register",
+    "resume_command",
     "traits_of",
 ]

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
+import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -67,6 +70,43 @@ def decode_text(data: bytes) -> str:
 
 
 @dataclass(frozen=True)
+class Resume:
+    """How an agent goes back into one of its sessions: a command line, and the folder it is
+    run in. ``{name}`` is filled from the document: ``key``, or a field of its meta;
+    ``{a|b}`` takes the first that is set. A command naming a field the document lacks is no
+    command; a folder it lacks is none (the command alone)."""
+
+    argv: tuple[str, ...]
+    cwd: str = "{project}"
+
+    def command(self, key: str, meta: Mapping[str, Any]) -> dict[str, Any] | None:
+        "``{argv, cwd, command}`` for one document; ``command`` is one shell line to paste."
+        values = {"key": key, **{k: v for k, v in meta.items() if isinstance(v, str) and v}}
+        argv = [_fill(part, values) for part in self.argv]
+        if any(part is None for part in argv):
+            return None
+        words = [part for part in argv if part is not None]
+        cwd = _fill(self.cwd, values) if self.cwd else None
+        line = shlex.join(words)
+        return {"argv": words, "cwd": cwd, "command": f"cd {shlex.quote(cwd)} && {line}" if cwd else line}
+
+
+def _fill(template: str, values: Mapping[str, str]) -> str | None:
+    missing = False
+
+    def one(match: re.Match[str]) -> str:
+        nonlocal missing
+        for name in match.group(1).split("|"):
+            if values.get(name):
+                return values[name]
+        missing = True
+        return ""
+
+    filled = re.sub(r"\{([^{}]+)\}", one, template)
+    return None if missing else filled
+
+
+@dataclass(frozen=True)
 class KindTraits:
     """What the rest of memdex asks of a kind, knowing only its name (a document's ``kind``, a
     root's): the registry answers it without loading any parser (``memdex.ingest.traits_of``)."""
@@ -77,6 +117,13 @@ class KindTraits:
     # Named queries (schema/queries) that add counts to each root of this kind in `memdex
     # status`: each returns ``root_id`` and one column per count; a root it omits counts 0.
     root_counts: tuple[str, ...] = ()
+    # Its files are an agent's session logs, which the agent deletes on its own schedule (Claude
+    # Code after 30 days): a root that does not say otherwise keeps their documents when they
+    # go, marked ``source deleted`` (``memdex index --keep-deleted``, ingest/departures.py).
+    session_log: bool = False
+    # The command that resumes a session of this agent (Resume), where the agent has one: in
+    # results (``resume``) and `memdex show --resume`.
+    resume: Resume | None = None
 
 
 class SourceKind:
@@ -102,9 +149,14 @@ class SourceKind:
     # Its KindTraits (see there); a built-in kind's are also declared in the registry.
     one_document_per_file: bool = False
     root_counts: tuple[str, ...] = ()
+    session_log: bool = False
+    resume: Resume | None = None
+    # Where the agent keeps these files by default, for `memdex kinds` and `memdex index
+    # --agents`: ``~`` is $HOME; ``$VAR/x | ~/y`` is $VAR/x when VAR is set, else ~/y.
+    locations: tuple[str, ...] = ()
 
     def traits(self) -> KindTraits:
-        return KindTraits(self.one_document_per_file, self.root_counts)
+        return KindTraits(self.one_document_per_file, self.root_counts, self.session_log, self.resume)
 
     def claims_root(self, root: Path) -> bool:
         "Does this folder, as a whole, belong to this kind?"

@@ -9,7 +9,9 @@
   open transaction and stops; files committed before stay, and the next run redoes the rest.
 - A file that cannot be read or parsed is recorded in ``ingest_errors`` and skipped; if it was
   indexed before, its last good version stays searchable.
-- A file that is gone is deleted with everything derived from it.
+- A file that is gone is deleted with everything derived from it -- unless its root keeps
+  deleted files (``departures``: a session log, by default): then it is marked and kept. One
+  that moved (its bytes arrived at another path) is not a deletion.
 - A run handles each file once, however many ways it is reached (a new folder and the file
   in it are both in a watcher's batch): its writes are queued, so a second look would not
   see the first one's and would write the file twice.
@@ -33,6 +35,7 @@ from pathlib import Path
 from memdex.errors import DatabaseError, IngestError, InvalidParameter, raise_errors
 from memdex.ingest import INGEST_VERSION, SOURCES, detect_root_kind, get_kind, kinds_for
 from memdex.ingest.base import MB, SNIFF_BYTES, SourceFile, SourceKind
+from memdex.ingest.departures import Arrivals, keeps
 from memdex.ingest.report import IndexReport, Skipped, root_kind
 from memdex.ingest.roots import Root, Zones, detect_scope, nested_roots, owning_root, roots_to_index
 from memdex.ingest.sessions import TAIL_BYTES, WHOLE_READ_GROWTH, Tail, WholeReadNeeded, tail_hash
@@ -52,6 +55,7 @@ class Options:
     scope: str | None = None
     max_file_size: int | None = None
     chunk_tokens: int | None = None
+    keep_deleted: bool | None = None
 
 
 def index_paths(
@@ -62,6 +66,7 @@ def index_paths(
     scope: str | None = None,
     max_file_size: int | None = None,
     chunk_tokens: int | None = None,
+    keep_deleted: bool | None = None,
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
 ) -> IndexReport:
@@ -71,6 +76,8 @@ def index_paths(
     :param scope: ``user`` or ``project`` (default: project inside a git work tree)
     :param max_file_size: skip larger files (default: per kind; 5 MB for markdown)
     :param chunk_tokens: bound of a chunk in estimated tokens (default: per kind)
+    :param keep_deleted: keep the documents of files deleted from these roots (False: drop
+        them); remembered per root. None: as set before, else kept for session logs only
     :param progress: called as ``progress(done, total)`` per file of each root
     :param should_stop: checked between files; when it returns true the run commits what it
         has done and returns early (``report.stopped``)
@@ -79,7 +86,7 @@ def index_paths(
         get_kind(kind)
     if scope not in (None, "user", "project"):
         raise InvalidParameter(f"Unknown scope {scope!r}: use user or project.")
-    run = _Run(conn, Options(kind, scope, max_file_size, chunk_tokens), progress, should_stop)
+    run = _Run(conn, Options(kind, scope, max_file_size, chunk_tokens, keep_deleted), progress, should_stop)
     roots, notes = roots_to_index(conn, [Path(os.path.abspath(p)) for p in paths], kind)
     run.report.notes += notes
 
@@ -151,7 +158,9 @@ def index_changes(
     run = _Run(conn, Options(), None, should_stop, batch_files=WATCH_BATCH_FILES)
 
     def work() -> None:
-        for path in sorted({os.path.abspath(p) for p in paths}):
+        # Paths that exist first: a file moved here is indexed before its old path is seen
+        # gone, so the move is known for one (departures), not taken for a deletion.
+        for path in sorted({os.path.abspath(p) for p in paths}, key=lambda p: (not os.path.lexists(p), p)):
             if run.stop():
                 return
             row = owning_root(path, roots)
@@ -183,6 +192,7 @@ class _Run:
         self.record_errors: dict[str, list[Skipped]] | None = None  # preloaded per whole root
         self.errors_before: dict[str, sqlite3.Row] | None = None  # ingest_errors, per whole root
         self.handled: set[str] = set()  # files this run has dealt with (see the module's doc)
+        self.arrivals = Arrivals(conn)  # files new to this run: a file gone may have moved there
         self.holds: Counter[str] = Counter()  # files per kind of the root being walked
         self.queue: list[Callable[[], None]] = []
         self.queued_bytes = 0
@@ -229,12 +239,15 @@ class _Run:
         root_kind = None if forced else detect_root_kind(root)
         scope = self.options.scope or detect_scope(root)
         tokens = self.options.chunk_tokens
-        root_id, version = self.writer.register_root(str(root), forced, root_kind or "files", scope, tokens)
+        root_id, version, keep = self.writer.register_root(
+            str(root), forced, root_kind or "files", scope, tokens, self.options.keep_deleted
+        )
         self.writer.commit()
         self.report.roots.append({"path": str(root), "kind": forced or root_kind, "scope": scope})
         zones = Zones(root, root_kind, not forced)
         nested = nested_roots(str(root), self._all_roots())
-        return Root(root_id, root, forced, scope, zones, nested, tokens, stale=version < INGEST_VERSION)
+        stale = version < INGEST_VERSION
+        return Root(root_id, root, forced, scope, zones, nested, tokens, stale=stale, keep_deleted=keep)
 
     def known_root(self, row: dict[str, object], roots: list[dict[str, object]]) -> Root:
         "A root as it was registered by `memdex index` (for the watcher's changes)."
@@ -243,6 +256,7 @@ class _Run:
             root_kind = None if row["detected_kind"] in (None, "files") else str(row["detected_kind"])
             forced = str(row["kind"]) if row["kind"] else None
             tokens = int(str(row["chunk_tokens"])) if row.get("chunk_tokens") else None
+            keep = None if row.get("keep_deleted") is None else bool(row["keep_deleted"])
             self.roots[path] = Root(
                 int(str(row["id"])),
                 Path(path),
@@ -251,6 +265,7 @@ class _Run:
                 Zones(Path(path), root_kind, not forced),
                 nested_roots(path, [str(r["path"]) for r in roots]),
                 tokens,
+                keep_deleted=keep,
             )
         return self.roots[path]
 
@@ -262,7 +277,9 @@ class _Run:
         self.handled.clear()
         self.holds = Counter()
         root = self.new_root(path)
-        existing = {r["path"]: _stored(r) for r in self.writer.q("files_of_root", {"root_id": root.id})}
+        existing = {
+            r["path"]: StoredFile.row(r) for r in self.writer.q("files_of_root", {"root_id": root.id})
+        }
         broken = {r["path"]: r for r in self.writer.q("errors_of_root", {"root_id": root.id})}
         self.errors_before = broken
         self.record_errors = {}
@@ -275,14 +292,17 @@ class _Run:
         entry["kind"] = root_kind(root.forced, str(entry["kind"] or ""), sorted(self.holds))
         if self.report.stopped:
             return
-        self._remove_unseen(existing, seen, unlisted)
+        self._remove_unseen(root, existing, seen, unlisted)
         for file_path in broken:
             if file_path not in seen:
                 self.later(partial(self.writer.clear_error, file_path))
         self.later(partial(self.writer.root_indexed, root.id))
 
-    def _remove_unseen(self, existing: dict[str, StoredFile], seen: set[str], unlisted: list[str]) -> None:
-        "Files indexed before but not found now are gone -- unless their folder could not be listed."
+    def _remove_unseen(
+        self, root: Root, existing: dict[str, StoredFile], seen: set[str], unlisted: list[str]
+    ) -> None:
+        """Files indexed before but not found now are gone -- unless their folder could not be
+        listed -- or kept, marked deleted, if the root keeps them and they did not move."""
         for file_path, stored in existing.items():
             if (
                 file_path in seen
@@ -291,8 +311,14 @@ class _Run:
             ):
                 continue
             self.handled.add(file_path)
-            self.later(partial(self.writer.delete, stored.id))
-            self.report.removed += 1
+            if stored.deleted_at is not None:
+                continue  # gone before, kept since
+            if keeps(root.keep_deleted, stored.kind) and not self.arrivals.moved(stored):
+                self.later(partial(self.writer.mark_deleted, stored.id))
+                self.report.kept_deleted += 1
+            else:
+                self.later(partial(self.writer.delete, stored.id))
+                self.report.removed += 1
 
     # -- one changed path ----------------------------------------------------------------
     def index_path(self, root: Root, path: Path) -> None:
@@ -309,9 +335,11 @@ class _Run:
                 path = manifest  # any change inside an archive is a change of the archive
                 rel = os.path.relpath(path, root.path).replace(os.sep, "/")
         if path.is_dir() and not path.is_symlink():
-            existing = {r["path"]: _stored(r) for r in self.writer.q("files_under", {"path": str(path)})}
+            existing = {
+                r["path"]: StoredFile.row(r) for r in self.writer.q("files_under", {"path": str(path)})
+            }
             seen, unlisted = self._walk(root, path, existing)
-            self._remove_unseen(existing, seen, unlisted)
+            self._remove_unseen(root, existing, seen, unlisted)
         elif os.path.lexists(path):
             if str(path) in self.handled:
                 return
@@ -323,9 +351,8 @@ class _Run:
                 self.report.seen += 1
                 self._file(root, zone, found, kinds, self.writer.stored(str(path)), self._broken(str(path)))
         else:
-            self._remove_unseen(
-                {r["path"]: _stored(r) for r in self.writer.q("files_under", {"path": str(path)})}, set(), []
-            )
+            gone = {r["path"]: StoredFile.row(r) for r in self.writer.q("files_under", {"path": str(path)})}
+            self._remove_unseen(root, gone, set(), [])
             for r in self.writer.q("errors_under", {"path": str(path)}).fetchall():
                 self.later(partial(self.writer.clear_error, r["path"]))
 
@@ -402,7 +429,9 @@ class _Run:
             if stored is not None:  # indexed before under another root: it is this root's now
                 self.later(partial(self.writer.adopt, stored, root.id, found.rel_path))
         names = {k.name for k in candidates}
-        same_stat = stored is not None and (stored.size, stored.mtime_ns) == (found.size, found.mtime_ns)
+        # A file deleted (and kept) that is back is read again, whatever its stat.
+        stat = (found.size, found.mtime_ns)
+        same_stat = stored is not None and not stored.deleted_at and (stored.size, stored.mtime_ns) == stat
         if same_stat and stored is not None and stored.kind in names and broken is None and not root.stale:
             self.report.unchanged += 1
             self.holds[stored.kind] += 1
@@ -478,6 +507,8 @@ class _Run:
         # parsers) are known; in a file that changed, they are news.
         before = {(s.path, s.reason) for s in self._record_errors(stored)} if same_stat and stored else set()
         self.later(partial(self.writer.replace, root.id, found, kind.name, sha, stored, parsed), len(data))
+        if stored is None:
+            self.arrivals.add(found, sha)
         self.holds[kind.name] += 1
         self.report.documents += len(parsed.documents)
         for rec, why in parsed.skipped:
@@ -574,10 +605,6 @@ def _record(path: str, kind: str, record: str) -> str:
     "A record inside a file, named as its kind names them: ``path#conversation``, ``path:line``."
     source = SOURCES.get(kind)
     return f"{path}{source.record_separator if source else '#'}{record}"
-
-
-def _stored(row: sqlite3.Row) -> StoredFile:
-    return StoredFile(row["id"], row["path"], row["kind"], row["size"], row["mtime_ns"], row["sha256"])
 
 
 __all__ = ["IndexReport", "Skipped", "detect_scope", "index_changes", "index_known_roots", "index_paths"]

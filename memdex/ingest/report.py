@@ -34,6 +34,7 @@ class IndexReport:
     added: int = 0
     updated: int = 0
     removed: int = 0
+    kept_deleted: int = 0  # files gone whose documents stay, marked deleted (ingest/departures.py)
     documents: int = 0
     skipped: list[Skipped] = field(default_factory=list)
     missing_roots: list[str] = field(default_factory=list)  # remembered roots that are gone
@@ -46,7 +47,7 @@ class IndexReport:
 
     @property
     def changed(self) -> int:
-        return self.added + self.updated + self.removed
+        return self.added + self.updated + self.removed + self.kept_deleted
 
     @property
     def new_problems(self) -> list[Skipped]:
@@ -60,7 +61,7 @@ class IndexReport:
     def merge(self, other: IndexReport) -> None:
         "Add another run's counts to this one (several roots reported as one run)."
         self.roots += other.roots
-        for name in ("seen", "unchanged", "added", "updated", "removed", "documents"):
+        for name in ("seen", "unchanged", "added", "updated", "removed", "kept_deleted", "documents"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.skipped += other.skipped
         self.missing_roots += other.missing_roots

@@ -74,6 +74,7 @@ class Root:
     nested: set[str]  # other roots inside this one, which index themselves
     chunk_tokens: int | None = None
     stale: bool = False  # last read by older parsers: unchanged files are read again
+    keep_deleted: bool | None = None  # keep deleted files' documents; None: as their kind says
 
     @cached_property
     def is_dir(self) -> bool:

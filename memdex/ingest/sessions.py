@@ -203,6 +203,7 @@ class SessionKind(SourceKind):
     suffixes = (".jsonl",)
     appendable = True
     record_separator = ":"
+    session_log = True
     reader: type[SessionReader] = SessionReader
 
     def claims(self, rel_path: str) -> bool:

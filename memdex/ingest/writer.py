@@ -41,6 +41,11 @@ class StoredFile:
     size: int
     mtime_ns: int
     sha256: str
+    deleted_at: str | None = None  # gone, its documents kept (ingest/departures.py)
+
+    @classmethod
+    def row(cls, r: sqlite3.Row) -> StoredFile:
+        return cls(r["id"], r["path"], r["kind"], r["size"], r["mtime_ns"], r["sha256"], r["deleted_at"])
 
 
 class Writer:
@@ -84,9 +89,17 @@ class Writer:
 
     # -- roots and errors ----------------------------------------------------------------
     def register_root(
-        self, path: str, kind: str | None, detected: str, scope: str, chunk_tokens: int | None
-    ) -> tuple[int, int]:
-        "The root's id, and the ingest version that last read it in full (0: never)."
+        self,
+        path: str,
+        kind: str | None,
+        detected: str,
+        scope: str,
+        chunk_tokens: int | None,
+        keep_deleted: bool | None = None,
+    ) -> tuple[int, int, bool | None]:
+        """The root's id, the ingest version that last read it in full (0: never), and whether
+        it keeps deleted files' documents (None: as their kind says); ``keep_deleted`` None
+        leaves that as it was."""
         with self.unit():
             params = {
                 "path": path,
@@ -94,11 +107,13 @@ class Writer:
                 "detected_kind": detected,
                 "scope": scope,
                 "chunk_tokens": chunk_tokens,
+                "keep_deleted": keep_deleted,
                 "now": self.now,
                 "version": INGEST_VERSION,
             }
             row = self.q("root_upsert", params).fetchone()
-            return int(row[0]), int(row[1])
+            keeps = None if row["keep_deleted"] is None else bool(row["keep_deleted"])
+            return int(row["id"]), int(row["ingest_version"]), keeps
 
     def root_indexed(self, root_id: int) -> None:
         with self.unit():
@@ -140,9 +155,7 @@ class Writer:
     # -- files ---------------------------------------------------------------------------
     def stored(self, path: str) -> StoredFile | None:
         row = self.q("file_by_path", {"path": path}).fetchone()
-        if row is None:
-            return None
-        return StoredFile(row["id"], path, row["kind"], row["size"], row["mtime_ns"], row["sha256"])
+        return None if row is None else StoredFile.row(row)
 
     def adopt(self, stored: StoredFile, root_id: int, rel_path: str) -> None:
         with self.unit():
@@ -153,6 +166,11 @@ class Writer:
         with self.unit():
             self.q("file_touch", {"id": stored.id, "size": found.size, "mtime_ns": found.mtime_ns})
             self.q("error_delete", {"path": str(found.path)})
+
+    def mark_deleted(self, file_id: int) -> None:
+        "A file is gone and its root keeps its documents: only the date memdex noticed is written."
+        with self.unit():
+            self.q("file_mark_deleted", {"id": file_id, "now": self.now})
 
     def delete(self, file_id: int) -> None:
         "A file is gone: its documents, chunks and index rows go, and its rows' topics."

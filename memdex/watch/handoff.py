@@ -4,7 +4,8 @@ Only one process writes to an index. An indexer that finds the writer lock held 
 drops a request (a JSON file) into ``<db>.requests/``; the watcher picks it up within half a
 second, runs it exactly as ``memdex index`` would -- registering and watching new roots --
 and writes its report beside the request as ``<name>.done.json``, which the indexer prints.
-``memdex roots remove`` hands its work over the same way (a request with ``forget``).
+``memdex roots remove`` hands its work over the same way (a request with ``forget``), as does
+``memdex roots purge-deleted`` (``purge_deleted``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from memdex.errors import MemdexError
+from memdex.ingest.departures import purge_deleted
 from memdex.ingest.pipeline import Progress, index_known_roots, index_paths
 from memdex.ingest.roots import forget_root
 from memdex.store import db
@@ -82,9 +84,12 @@ def serve(conn: sqlite3.Connection, request_path: Path, on_roots: Callable[[list
 def run_request(
     conn: sqlite3.Connection, request: dict[str, Any], progress: Progress | None = None
 ) -> dict[str, Any]:
-    "Run a request: ``forget`` a root, or index ``paths`` (none: every remembered root)."
+    """Run a request: ``forget`` a root, ``purge_deleted`` (the documents kept for deleted
+    files, of ``root`` or every root), or index ``paths`` (none: every remembered root)."""
     if request.get("forget"):
         return forget_root(conn, request["forget"])
+    if request.get("purge_deleted"):
+        return purge_deleted(conn, request.get("root"))
     if request["paths"]:
         report = index_paths(
             conn,
@@ -93,6 +98,7 @@ def run_request(
             scope=request.get("scope"),
             max_file_size=request.get("max_file_size"),
             chunk_tokens=request.get("chunk_tokens"),
+            keep_deleted=request.get("keep_deleted"),
             progress=progress,
         )
     else:
@@ -137,3 +143,12 @@ def forget_exclusive(
 ) -> dict[str, Any]:
     "Forget a root (``ingest.roots.forget_root``) as the only writer, or through a running watcher."
     return index_exclusive(db_path, {"forget": os.path.abspath(root)}, on_handoff=on_handoff)
+
+
+def purge_exclusive(
+    db_path: Path, root: str | None, on_handoff: Callable[[dict[str, Any]], None] | None = None
+) -> dict[str, Any]:
+    """Drop the documents kept for deleted files (``ingest.departures.purge_deleted``), of one
+    root or all, as the only writer, or through a running watcher."""
+    request = {"purge_deleted": True, "root": os.path.abspath(root) if root else None}
+    return index_exclusive(db_path, request, on_handoff=on_handoff)

@@ -1,1 +1,1 @@
-SELECT id, root_id, kind, size, mtime_ns, sha256 FROM files WHERE path = :path
+SELECT id, root_id, path, kind, size, mtime_ns, sha256, deleted_at FROM files WHERE path = :path

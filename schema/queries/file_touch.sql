@@ -1,2 +1,3 @@
 -- Same bytes, new stat (touched, or copied back): remember the stat, keep the documents.
-UPDATE files SET size = :size, mtime_ns = :mtime_ns WHERE id = :id
+-- A deleted file that came back is there again: its mark goes.
+UPDATE files SET size = :size, mtime_ns = :mtime_ns, deleted_at = NULL WHERE id = :id

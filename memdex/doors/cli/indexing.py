@@ -32,6 +32,12 @@ from memdex.store import db
     type=click.IntRange(min=50),
     help="Chunk size bound in estimated tokens (default: 800 for markdown, 350 for chats); remembered per root.",
 )
+@click.option(
+    "--keep-deleted/--no-keep-deleted",
+    default=None,
+    help="Keep the documents of files deleted from these PATHs, marked 'source deleted' "
+    "(default: only agents' session logs); remembered per root.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar, no summary, no notes: only new problems.")
 @click.pass_context
@@ -42,12 +48,16 @@ def index(
     scope: str | None,
     max_file_size: float | None,
     chunk_tokens: int | None,
+    keep_deleted: bool | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
     """Index files and folders (every root indexed before, if no PATH is given).
 
-    Unchanged files cost a stat; changed ones are replaced whole; deleted ones disappear.
+    Unchanged files cost a stat; changed ones are replaced whole; deleted ones disappear --
+    except agents' session logs (Claude Code deletes its own after 30 days), or every file
+    of a root indexed with --keep-deleted: those stay searchable, marked 'source deleted'
+    (`memdex roots purge-deleted` drops them). A file that moved is not deleted.
     Files that cannot be read are skipped, recorded and listed on stderr -- once: a problem
     found by an earlier run, in a file unchanged since, is counted in one line and listed
     by `memdex status`. A root that is gone is a warning (`memdex roots remove` forgets
@@ -71,12 +81,16 @@ def index(
         conn.close()
         if not remembered:
             raise click.UsageError("Nothing to index yet: give a PATH, e.g. `memdex index ~/notes`.")
+        if keep_deleted is not None:
+            flag = "--keep-deleted" if keep_deleted else "--no-keep-deleted"
+            raise click.UsageError(f"{flag} is remembered per root: give the PATHs it is for.")
     request = {
         "paths": [os.path.abspath(p) for p in paths],
         "kind": kind,
         "scope": scope,
         "max_file_size": int(max_file_size * 1024 * 1024) if max_file_size else None,
         "chunk_tokens": chunk_tokens,
+        "keep_deleted": keep_deleted,
     }
     report = index_exclusive(
         ctx.obj,
