@@ -109,6 +109,9 @@ class Hit:
     # At chunk granularity in a conversation: the window of messages handed out (a
     # memdex.passages.Window); its text, messages and tokens are what the hit reports.
     passage: Any = None
+    # When memdex noticed the document's file was deleted (its root keeps such documents:
+    # ingest/departures.py); None while the file is there.
+    source_deleted: str | None = None
 
     @property
     def own_date(self) -> str | None:
@@ -162,6 +165,7 @@ class Hit:
             "chunks": self.matching_chunks,
             "location": self.location,
             "chat": self.chat,
+            "source_deleted": self.source_deleted,
             # old names, kept for one release: relevance_score, total_size_bytes, estimated_tokens
             "relevance": self.relevance,
             "size_bytes": self.size_bytes,

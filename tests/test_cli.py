@@ -53,6 +53,7 @@ RESULT_FIELDS = {
     "chunks",
     "location",
     "chat",
+    "source_deleted",
     # old names, kept for one release
     "relevance",
     "size_bytes",

@@ -20,6 +20,7 @@ from typing import Any
 from memdex.errors import MemdexError
 from memdex.query.cascade import search
 from memdex.query.request import SearchRequest
+from memdex.store.deleted import mark_hits
 
 
 def run_batch(
@@ -50,6 +51,7 @@ def run_batch(
             given = {"patterns": False, **(defaults or {}), **item}
             options = {k: v for k, v in given.items() if k not in ("id", "query")}
             result = search(conn, SearchRequest.from_options(item["query"], options))
+            mark_hits(conn, result.hits)
         except MemdexError as exc:
             yield {"id": item.get("id"), "error": str(exc)}
             continue

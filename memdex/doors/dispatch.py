@@ -16,6 +16,7 @@ from memdex.errors import InvalidParameter
 from memdex.models import SearchResult
 from memdex.query.cascade import search
 from memdex.query.request import SearchRequest, as_request
+from memdex.store.deleted import mark_hits
 
 if TYPE_CHECKING:  # answer mode's modules load only when a query asks for an answer
     from memdex.answer.claude import Settings
@@ -87,14 +88,20 @@ def run(
         )
         if result.refinement is None:  # nothing to search for: an empty result says so
             empty = search(conn, request.but(query="", max_tokens=None, full_text=False))
-            return Outcome(query, "answer", empty, None, result)
-        return Outcome(query, "answer", result.refinement.result, result.refinement, result)
+            return _marked(conn, Outcome(query, "answer", empty, None, result))
+        return _marked(conn, Outcome(query, "answer", result.refinement.result, result.refinement, result))
     if (rounds or 1) > 1 and not request.raw:
         from memdex.answer.refine import refine
 
         ref = refine(conn, request, max_rounds=rounds or 1)
-        return Outcome(query, "search", ref.result, ref)
-    return Outcome(query, "search", search(conn, request))
+        return _marked(conn, Outcome(query, "search", ref.result, ref))
+    return _marked(conn, Outcome(query, "search", search(conn, request)))
+
+
+def _marked(conn: sqlite3.Connection, outcome: Outcome) -> Outcome:
+    "Results whose file was deleted (and kept) say so: ``source_deleted``."
+    mark_hits(conn, outcome.result.hits)
+    return outcome
 
 
 def deliver(

@@ -80,6 +80,8 @@ def results_text(result: SearchResult) -> str:
                 f"{_count(h.chat['chunk_count'], 'chunk')}" + (f" · {', '.join(signals)}" if signals else "")
             )
         lines.append(f"    read: {h.location or h.path}")
+        if h.source_deleted:
+            lines.append(f"    source deleted {h.source_deleted[:10]}; kept in the index")
         if len(h.matching_chunks) > 1 and result.granularity != "chunk":
             lines.append(f"    {len(h.matching_chunks)} matching chunks")
     if not hits and result.truncated_by_budget:
@@ -132,7 +134,8 @@ def index_text(report: dict[str, Any]) -> str:
         f"Indexed {roots}" if roots else "Indexed every root",
         f"{_count(report['seen'], 'file')}: {_n(report['added'])} added, {_n(report['updated'])} updated, "
         f"{_n(report['unchanged'])} unchanged, {_n(report['removed'])} removed, "
-        f"{_n(len(new))} skipped · {_count(report['documents'], 'document')} written "
+        + (f"{_n(report['kept_deleted'])} deleted and kept, " if report.get("kept_deleted") else "")
+        + f"{_n(len(new))} skipped · {_count(report['documents'], 'document')} written "
         f"in {report['seconds']:.2f} s",
     ]
     return "\n".join(lines)
@@ -181,6 +184,11 @@ def status_text(info: dict[str, Any]) -> str:
         f"{_count(c['topics'], 'topic')}, {_count(c['files'], 'file')}, "
         f"~{_count(c['est_tokens'], 'token')}, {_count(c['synonyms'], 'synonym')}",
     ]
+    if c.get("source_deleted"):
+        lines.append(
+            f"Source deleted: {_count(c['source_deleted'], 'document')} kept after their file was deleted "
+            "(memdex roots purge-deleted drops them)"
+        )
     if info["kinds"]:
         lines.append("Kinds: " + ", ".join(f"{k['kind']} {_n(k['documents'])}" for k in info["kinds"]))
     lines += _writer_lines(info["writer"])
@@ -191,7 +199,8 @@ def status_text(info: dict[str, Any]) -> str:
         missing = ", MISSING (memdex roots remove forgets it)" if r["state"] == "missing" else ""
         lines.append(
             f"  {r['path']}  {_root_kind(r)}, {r['scope']}, {_count(r['files'], 'file')}, "
-            f"{_count(r['documents'], 'document')}{orphans}, indexed {r['indexed_at'] or 'never'}{missing}"
+            f"{_count(r['documents'], 'document')}{_deleted(r)}{orphans}, "
+            f"indexed {r['indexed_at'] or 'never'}{missing}"
         )
     errors = info["errors"]
     note = " (skipped files keep their last good version; path#record is a record inside a file)"
@@ -210,10 +219,27 @@ def roots_text(roots: list[dict[str, Any]]) -> str:
         state = {"ok": "ok", "errors": f"{_count(r['errors'], 'problem')} (memdex status lists them)"}
         lines.append(
             f"{r['path']}  {_root_kind(r)} · {_count(r['files'], 'file')}, "
-            f"{_count(r['documents'], 'document')} · "
+            f"{_count(r['documents'], 'document')}{_deleted(r)} · "
             + state.get(r["state"], f"missing: `memdex roots remove {r['path']}` forgets it")
         )
     return "\n".join(lines)
+
+
+def _deleted(root: dict[str, Any]) -> str:
+    "What a root keeps of deleted files, and whether it was told to (--keep-deleted or not)."
+    told = root.get("keep_deleted")
+    setting = "" if told is None else " (keeps deleted files)" if told else " (drops deleted files)"
+    kept = f", {_n(root['source_deleted'])} source deleted" if root.get("source_deleted") else ""
+    return kept + setting
+
+
+def purged_text(purged: dict[str, Any]) -> str:
+    "What `memdex roots purge-deleted` dropped."
+    where = f" of {purged['root']}" if purged["root"] else ""
+    return (
+        f"Purged {_count(purged['documents'], 'document')}{where} whose source was deleted: "
+        f"{_count(purged['files'], 'file')}, {_count(purged['chunks'], 'chunk')} removed from the index."
+    )
 
 
 def forgotten_text(removed: dict[str, Any]) -> str:

@@ -182,6 +182,7 @@ def get_document(
         "kind": doc["kind"],
         "path": doc["path"],
         "read_from": source,
+        "source_deleted": doc["deleted_at"],  # when memdex noticed its file was deleted; kept since
         "line_start": first,
         "line_end": shown_last,
         "total_lines": len(lines),
@@ -205,7 +206,8 @@ class _Block:
 
 def _text(conn: sqlite3.Connection, doc: sqlite3.Row) -> tuple[str, str, list[_Block]]:
     "(text, where it was read: file | index, and the chunks' places in a text from the index)."
-    if traits_of(doc["kind"]).one_document_per_file:
+    # A file deleted and kept is read from the index: what its path holds now is not it.
+    if traits_of(doc["kind"]).one_document_per_file and doc["deleted_at"] is None:
         try:
             with open_inside(doc["path"], roots(conn)) as f:  # OutsideRoots if it resolves elsewhere
                 return f.read().decode("utf-8", "replace"), "file", []

@@ -48,9 +48,11 @@ def semantic_status(conn: sqlite3.Connection, chunks: int) -> dict[str, Any]:
 def list_roots(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     """Each root (``memdex roots``, ``memdex status``): its ``kind`` (the one it was forced
     to or that claims it whole, else its files' one kind, else ``mixed``), ``holds`` (files
-    per kind), files, documents, ``errors`` (problems recorded: files and records), and
-    ``state``: ``ok``, ``errors`` (some could not be indexed) or ``missing`` (the path is
-    gone; its documents are kept until it returns or is forgotten).
+    per kind), files, documents, ``keep_deleted`` (true: it keeps the documents of files
+    deleted from it; false: it drops them; null: not set, it keeps agents' session logs'),
+    ``source_deleted`` (documents it keeps so), ``errors`` (problems recorded: files and
+    records), and ``state``: ``ok``, ``errors`` (some could not be indexed) or ``missing``
+    (the path is gone; its documents are kept until it returns or is forgotten).
 
     Also the counts its kind adds (``root_counts``): for a Serena root, how many memories no
     index row points at. Each count's query runs once, for all roots."""
@@ -62,6 +64,7 @@ def list_roots(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     for r in conn.execute(db.query("roots_listing")).fetchall():
         root = dict(r)
         root["holds"] = json.loads(root["holds"] or "{}")
+        root["keep_deleted"] = None if root["keep_deleted"] is None else bool(root["keep_deleted"])
         root["kind"] = root_kind(root["kind"], root["detected_kind"], sorted(root["holds"]))
         missing = not os.path.exists(root["path"])
         root["state"] = "missing" if missing else "errors" if root["errors"] else "ok"

@@ -1,4 +1,5 @@
-"""memdex roots: the folders and files the index remembers, and forgetting one."""
+"""memdex roots: the folders and files the index remembers, forgetting one, and purging the
+documents kept after their file was deleted."""
 
 from __future__ import annotations
 
@@ -78,6 +79,50 @@ def remove(ctx: click.Context, path: str, yes: bool, as_json: bool) -> None:
         ),
     )
     echo_json(removed) if as_json else click.echo(forgotten_text(removed))
+
+
+@roots.command("purge-deleted")
+@click.argument("root", required=False, type=click.Path())
+@click.option("-y", "--yes", is_flag=True, help="Do not ask first (nor is it asked when not on a terminal).")
+@click.option("--json", "as_json", is_flag=True, help="Print what was purged as JSON.")
+@click.pass_context
+def purge_deleted(ctx: click.Context, root: str | None, yes: bool, as_json: bool) -> None:
+    """Drop the documents kept after their file was deleted: of ROOT, or of every root.
+
+    A root keeps them when it is indexed with --keep-deleted, and agents' session logs by
+    default; search results mark them 'source deleted'. Their documents, chunks and full-text
+    entries go; the root stays, and files still there are not touched. Asks first on a
+    terminal; in a script, or with --yes, it does not. If `memdex watch` is running, it does
+    the purge.
+
+    Example:
+
+        memdex roots purge-deleted ~/.claude/projects --yes
+    """
+    from memdex.doors.render import purged_text
+    from memdex.ingest.departures import kept_deleted
+    from memdex.watch.handoff import purge_exclusive
+
+    conn = connect(ctx, create=False, readonly=True)
+    try:
+        about = kept_deleted(conn, root)
+    finally:
+        conn.close()
+    if about["documents"] and not yes and sys.stdin.isatty():
+        where = f" of {about['root']}" if about["root"] else ""
+        click.confirm(
+            f"Purge {about['documents']:,} documents{where} whose file was deleted from the index?",
+            abort=True,
+            err=True,
+        )
+    purged = purge_exclusive(
+        ctx.obj,
+        about["root"],
+        on_handoff=lambda h: click.echo(
+            f"memdex watch (pid {h.get('pid')}) is running: it does this purge.", err=True
+        ),
+    )
+    echo_json(purged) if as_json else click.echo(purged_text(purged))
 
 
 forget = click.Command(
