@@ -24,12 +24,19 @@ pytest.importorskip("safetensors")
 from memdex import search  # noqa: E402
 from memdex.doors.cli import cli  # noqa: E402
 from memdex.ingest.pipeline import index_paths  # noqa: E402
-from memdex.query.meaning.embed import embed, missing, passage_encoder, vector_model  # noqa: E402
+from memdex.query.meaning.embed import DEFAULT_COVERAGE, embed, missing, passage_encoder  # noqa: E402
+from memdex.query.meaning.embed import vector_model as coverage_model  # noqa: E402
 from memdex.query.meaning.encoder import Encoder  # noqa: E402
 from memdex.query.meaning.model import load_spec  # noqa: E402
 from memdex.store import db  # noqa: E402
 
 from .conftest import shared  # noqa: E402
+
+
+def vector_model(spec: object) -> str:
+    "The name `memdex embed` stores a model's vectors under in a new index."
+    return coverage_model(spec, DEFAULT_COVERAGE)  # type: ignore[arg-type]
+
 
 # A question in other words than the memory's, none of them in the sample corpus: the outage
 # retro speaks of "search returned nothing for two hours".

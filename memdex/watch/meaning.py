@@ -30,7 +30,14 @@ class MeaningFollower:
 
     def __init__(self, db_path: Path) -> None:
         self.db_path = db_path
-        self.state: dict[str, Any] = {"model": None, "embedded": 0, "reused": 0, "at": None, "off": None}
+        self.state: dict[str, Any] = {
+            "model": None,
+            "embedded": 0,
+            "reused": 0,
+            "at": None,
+            "off": None,
+            "matrix": None,  # what became of the matrix file last time (vectors.refresh)
+        }
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="memdex-meaning", daemon=True)
@@ -86,10 +93,12 @@ class MeaningFollower:
             self.state["off"] = missing
             return
         encoder = self._encoder_for(row["name"], row["source"])
-        from memdex.query.meaning.embed import embed
+        from memdex.query.meaning.embed import coverage_of, embed
+        from memdex.query.meaning.vectors import refresh
 
+        coverage = coverage_of(row["name"])  # the index's own: what its vectors were made with
         while not self._stop.is_set():
-            report = embed(conn, encoder, limit=SLICE)
+            report = embed(conn, encoder, limit=SLICE, coverage=coverage, write_matrix=False)
             self.state["embedded"] += report.embedded
             self.state["reused"] += report.reused
             if report.embedded or report.reused:
@@ -97,17 +106,20 @@ class MeaningFollower:
                 log.info("meaning: %d chunks embedded, %d reused", report.embedded, report.reused)
             if report.embedded + report.reused < SLICE:
                 break
+        # Once the slices are done (or stopping), not after each: the file is the whole matrix.
+        # Also when nothing was embedded: a batch that removed chunks with vectors changed it.
+        self.state["matrix"] = refresh(conn, row["name"])
         self.state["off"] = None
 
     def _encoder_for(self, model: str, source: str) -> Encoder:
         "The passage encoder of the index's model, loaded once (again if the model changes)."
         if self._encoder is None or self._model != model:
-            from memdex.query.meaning.embed import passage_encoder, vector_model
+            from memdex.query.meaning.embed import passage_encoder, same_model, vector_model
             from memdex.query.meaning.model import load_spec
             from memdex.query.meaning.passes import model_path
 
             encoder = passage_encoder(load_spec(model_path(source)))
-            if vector_model(encoder.spec) != model:
+            if not same_model(model, encoder.spec):
                 raise MemdexError(
                     f"the index's vectors are from {model}, the model found is {vector_model(encoder.spec)}"
                 )

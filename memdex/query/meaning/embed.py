@@ -1,11 +1,15 @@
 """``memdex embed``: give every chunk a vector from one model, resumably, and keep them current.
 
-Chunks are embedded in id order, a batch at a time, each batch committed on its own: a run
+Chunks are embedded in id order, BATCH at a time, each batch committed on its own: a run
 killed at any moment keeps what it committed, and the next run starts where it stopped. A
 chunk whose exact text already has a vector (a file re-written with an unchanged section
 gets new chunk ids) reuses it instead of running the model. Nothing here takes the writer
 lock: vectors are a pure function of the chunk text, so a watcher and ``memdex embed`` may
-both write them; SQLite's WAL keeps readers from waiting on either.
+both write them; SQLite's WAL keeps readers from waiting on either. Whoever writes vectors
+then writes the matrix file searches read them from (vectors.refresh).
+
+With coverage ``whole`` (query/meaning/windows.py) a chunk longer than one window gets one
+vector per window, stored one after another in its row's ``vector``, sharing its ``scale``.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from memdex.errors import InvalidParameter
-from memdex.query.meaning.vectors import forget, quantize, text_hash
+from memdex.query.meaning.vectors import quantize, refresh, remove_file, text_hash
+from memdex.query.meaning.windows import COVERAGES, Coverage, Windows, check_coverage
 from memdex.store import db
 from memdex.utils import utc_stamp
 
@@ -25,14 +30,22 @@ if TYPE_CHECKING:
     from memdex.query.meaning.encoder import Encoder
     from memdex.query.meaning.model import ModelSpec
 
-BATCH = 64  # chunks per transaction: a kill loses at most this much work
-# A chunk's vector is made from its first PASSAGE_WORD_PIECES word pieces: the heading path
-# (document title and section) and the section's opening; all-MiniLM-L6-v2 was trained on 128
-# at most. The model's cost grows with the word pieces it reads. On the Serena queries
+# Chunks per transaction: a kill loses at most this much work. Their texts go to the encoder
+# together, which sorts them by length over the whole pool: texts of a length share a model
+# run, and little of it is padding.
+BATCH = 256
+# A chunk's (first) vector is made from its first PASSAGE_WORD_PIECES word pieces: the heading
+# path (document title and section) and the section's opening; all-MiniLM-L6-v2 was trained on
+# 128 at most. The model's cost grows with the word pieces it reads. On the Serena queries
 # (scripts/eval.py --set serena --word-pieces N), meaning alone found recall@10 0.767 at 64
 # and 0.831 at 128, and fused with words 0.846 and 0.869 (words alone 0.841).
 PASSAGE_WORD_PIECES = 128
-MAX_TEXT_CHARS = 2000  # more than 128 word pieces ever need; no need to tokenise the rest
+# How much of each chunk the model reads, for an index that has no vectors of the model yet
+# (an index keeps the coverage it has: `memdex embed --drop` first to change it).
+DEFAULT_COVERAGE: Coverage = "first"
+# Enough text for the windows of any chunk; the first coverage needs no more than 128 pieces.
+MAX_TEXT_CHARS = {"first": 2000, "whole": 40_000}
+_SUFFIX = {"first": "", "whole": "w"}
 
 Progress = Callable[[int, int], None]  # (done, total)
 
@@ -43,21 +56,39 @@ class EmbedReport:
     embedded: int = 0  # chunks the model ran on
     reused: int = 0  # chunks whose text already had a vector
     removed: int = 0  # vectors of chunks that are gone
+    windows: int = 0  # texts the model read: a chunk's first window and any more
     seconds: float = 0.0
+    matrix: str = ""  # what became of the matrix file searches read (vectors.refresh)
 
     def to_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
 
 
-def passage_text(heading: str, text: str) -> str:
+def passage_text(heading: str, text: str, coverage: Coverage = "first") -> str:
     "What a chunk's vector is made from: its heading path (the document's title first) and text."
     body = f"{heading}\n{text}" if heading and not text.startswith(heading) else text
-    return body[:MAX_TEXT_CHARS]
+    return body[: MAX_TEXT_CHARS[coverage]]
 
 
-def vector_model(spec: ModelSpec) -> str:
-    "The name a model's chunk vectors are stored under: the model and the passage length."
-    return f"{spec.name}@{PASSAGE_WORD_PIECES}"
+def vector_model(spec: ModelSpec, coverage: Coverage = "first") -> str:
+    "The name a model's chunk vectors are stored under: the model, the window and the coverage."
+    return f"{spec.name}@{PASSAGE_WORD_PIECES}{_SUFFIX[check_coverage(coverage)]}"
+
+
+def coverage_of(model: str) -> Coverage:
+    "The coverage of vectors stored under ``model`` (a name vector_model gave)."
+    return "whole" if model.rpartition("@")[2].endswith("w") else "first"
+
+
+def _every_coverage(model: str) -> tuple[str, ...]:
+    "The names of one model's vectors at each coverage, given one of them."
+    base = model.removesuffix(_SUFFIX[coverage_of(model)]) if _SUFFIX[coverage_of(model)] else model
+    return tuple(base + suffix for suffix in _SUFFIX.values())
+
+
+def same_model(stored: str, spec: ModelSpec) -> bool:
+    "Are vectors stored under ``stored`` from this model (at any coverage)?"
+    return stored in {vector_model(spec, c) for c in COVERAGES}
 
 
 def passage_encoder(spec: ModelSpec, **options: Any) -> Encoder:
@@ -72,23 +103,39 @@ def missing(conn: sqlite3.Connection, model: str) -> int:
     return int(conn.execute(db.query("vectors_missing_count"), {"model": model}).fetchone()[0])
 
 
+def index_coverage(conn: sqlite3.Connection, spec: ModelSpec) -> Coverage | None:
+    "The coverage this index has vectors of ``spec`` at (the newest), None when it has none."
+    for row in conn.execute(db.query("embedding_model_names")):
+        if same_model(row["name"], spec):
+            return coverage_of(row["name"])
+    return None
+
+
 def embed(
     conn: sqlite3.Connection,
     encoder: Encoder,
     *,
     progress: Progress | None = None,
     limit: int | None = None,
+    coverage: Coverage | None = None,
+    write_matrix: bool = True,
 ) -> EmbedReport:
     """Embed every chunk of the index that has no vector of the encoder's model.
 
     :param encoder: from :func:`passage_encoder`
     :param limit: stop after this many chunks (the watcher embeds in slices)
+    :param coverage: how much of each chunk to read; None: what the index has of this model,
+        else DEFAULT_COVERAGE
+    :param write_matrix: write the matrix file searches read when done (the watcher does it
+        once after its slices)
     """
     if encoder.spec.max_length > PASSAGE_WORD_PIECES:
         raise InvalidParameter(
             "embed() takes an encoder from passage_encoder(), which reads passages as stored"
         )
-    model = vector_model(encoder.spec)
+    chosen = coverage or index_coverage(conn, encoder.spec) or DEFAULT_COVERAGE
+    model = vector_model(encoder.spec, chosen)
+    windows = Windows(encoder.spec, encoder.spec.max_length, chosen)
     report = EmbedReport(model)
     started = time.perf_counter()
     total = missing(conn, model) if progress else 0
@@ -110,13 +157,15 @@ def embed(
         if not rows:
             break
         after = rows[-1]["id"]
-        _embed_batch(conn, encoder, model, rows, report)
+        _embed_batch(conn, encoder, windows, model, rows, report)
         if progress:
             progress(report.embedded + report.reused, total)
     with db.transaction(conn):
         report.removed = conn.execute(db.query("vectors_orphans_delete")).rowcount
     if report.embedded or report.reused or report.removed:
         _record(conn, about)  # the model of the newest vectors is the one searches use
+    if write_matrix:
+        report.matrix = refresh(conn, model)
     report.seconds = round(time.perf_counter() - started, 3)
     return report
 
@@ -127,20 +176,32 @@ def _record(conn: sqlite3.Connection, about: dict[str, object]) -> None:
 
 
 def _embed_batch(
-    conn: sqlite3.Connection, encoder: Encoder, model: str, rows: list[sqlite3.Row], report: EmbedReport
+    conn: sqlite3.Connection,
+    encoder: Encoder,
+    windows: Windows,
+    model: str,
+    rows: list[sqlite3.Row],
+    report: EmbedReport,
 ) -> None:
-    texts = {r["id"]: passage_text(r["heading"], r["text"]) for r in rows}
-    hashes = {cid: text_hash(t) for cid, t in texts.items()}
+    passages = {
+        r["id"]: (r["heading"], passage_text(r["heading"], r["text"], windows.coverage)) for r in rows
+    }
+    hashes = {cid: text_hash(passage) for cid, (_, passage) in passages.items()}
     found: dict[int, tuple[float, bytes]] = {}
     for cid, h in hashes.items():
         old = conn.execute(db.query("vector_by_hash"), {"model": model, "text_hash": h}).fetchone()
         if old is not None:
             found[cid] = (old["scale"], old["vector"])
-    todo = [cid for cid in texts if cid not in found]
+    todo = [cid for cid in passages if cid not in found]
     if todo:
-        vectors = encoder.encode_passages([texts[cid] for cid in todo])
-        for cid, vector in zip(todo, vectors, strict=True):
-            found[cid] = quantize(vector)
+        texts = windows.split([passages[cid] for cid in todo])
+        flat = [text for chunk in texts for text in chunk]
+        vectors = encoder.encode_passages(flat)  # the whole batch at once: the encoder sorts it
+        at = 0
+        for cid, chunk in zip(todo, texts, strict=True):
+            found[cid] = quantize(vectors[at : at + len(chunk)])
+            at += len(chunk)
+        report.windows += len(flat)
     with db.transaction(conn):
         conn.executemany(
             db.query("vector_upsert"),
@@ -154,11 +215,15 @@ def _embed_batch(
 
 
 def drop(conn: sqlite3.Connection, model: str | None = None) -> int:
-    "Remove the vectors of ``model`` (every model when None); returns how many."
+    """Remove the vectors of ``model`` at every coverage (every model when None); returns how
+    many."""
+    names: list[str | None] = [None] if model is None else list(_every_coverage(model))
+    removed = 0
     with db.transaction(conn):
-        removed = conn.execute(db.query("vectors_drop"), {"model": model}).rowcount
-        conn.execute(db.query("embedding_models_drop"), {"model": model})
-    forget(conn)
+        for name in names:
+            removed += conn.execute(db.query("vectors_drop"), {"model": name}).rowcount
+            conn.execute(db.query("embedding_models_drop"), {"model": name})
+    remove_file(conn)
     return int(removed)
 
 

@@ -12,6 +12,7 @@ import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from memdex.store import db
 
 if TYPE_CHECKING:
     from memdex.query.meaning.encoder import Encoder
+    from memdex.query.meaning.matrix import Matrix
 
 
 @dataclass
@@ -104,9 +106,9 @@ def meaning_pass(
         encoder = query_encoder(model_path(row["source"]))
     except MemdexError as exc:
         return MeaningPass(False, str(exc), model=model, asked=asked)
-    from memdex.query.meaning.embed import vector_model
+    from memdex.query.meaning.embed import same_model, vector_model
 
-    if vector_model(encoder.spec) != model:
+    if not same_model(model, encoder.spec):
         return MeaningPass(
             False,
             f"the index's vectors are from {model}, the model at {encoder.spec.path} is "
@@ -116,13 +118,12 @@ def meaning_pass(
         )
     from memdex.query.meaning.vectors import matrix
 
-    vectors = matrix(conn, model)
-    query = _encode_query(encoder, text)
-    nearest = [
-        (cid, sim)
-        for cid, sim in vectors.nearest(query, ranking.MEANING_DEPTH)
-        if sim >= ranking.MIN_SIMILARITY
-    ]
+    vectors = matrix(conn, model, row["dim"])
+    allowed = _allowed(conn, vectors, filter_params)
+    with _one_thread():
+        query = encoder.encode_queries([text])[0]
+        found = vectors.nearest(query, ranking.MEANING_DEPTH, allowed)
+    nearest = [(cid, sim) for cid, sim in found if sim >= ranking.MIN_SIMILARITY]
     similarity = dict(nearest)
     rows = conn.execute(
         db.query("semantic_chunks"), {**filter_params, "ids": json.dumps([cid for cid, _ in nearest])}
@@ -135,14 +136,36 @@ def meaning_pass(
     return MeaningPass(True, model=model, ms=ms, near=near, asked=asked)
 
 
-def _encode_query(encoder: Encoder, text: str) -> Any:
-    """One query's vector, on one BLAS thread: a dozen word pieces are too little work to
-    share, and OpenBLAS threads spinning on a busy machine made it 6x slower (750 ms against
-    120 ms per search, load average 4 on two cores)."""
+def _one_thread() -> Any:
+    """One BLAS thread for the query and the product: a dozen word pieces and a few hundred
+    rows at a time are too little work to share, and OpenBLAS threads spinning on a busy
+    machine made a search 6x slower (750 ms against 120 ms, load average 4 on two cores)."""
     from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(limits=1, user_api="blas"):
-        return encoder.encode_queries([text])[0]
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+@cache
+def _filter_keys() -> tuple[str, ...]:
+    "The parameters of document_filter.sql: a search that sets none of them is unfiltered."
+    from memdex.query.request import Filters
+
+    return tuple(Filters().params())
+
+
+def _allowed(conn: sqlite3.Connection, vectors: Matrix, params: dict[str, Any]) -> Any:
+    """A flag per chunk of the matrix: may the search's filters return it? None when the search
+    has no filters. Asked of the documents, before the product, so the nearest chunks are the
+    nearest that pass (not the nearest of all, then filtered)."""
+    import numpy as np
+
+    if all(params.get(key) is None for key in _filter_keys()) or not len(vectors.document_ids):
+        return None
+    ids = np.fromiter((r[0] for r in conn.execute(db.query("documents_filtered"), params)), dtype=np.int64)
+    top = int(vectors.document_ids.max())
+    table = np.zeros(top + 1, dtype=bool)
+    table[ids[ids <= top]] = True
+    return table[vectors.document_ids]
 
 
 def model_path(source: str) -> Path:

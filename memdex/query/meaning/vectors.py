@@ -1,25 +1,39 @@
-"""Chunk vectors in the index: how they are stored (int8), loaded, and searched (brute force).
+"""Chunk vectors in the index: how they are stored (int8), and the matrix searches read them as.
 
-A search loads every vector of its model once per process into one float32 matrix, kept
-while the index's vectors and chunks are unchanged (:func:`matrix` checks a cheap stamp on
-each call), so the nearest chunks of a query cost one matrix-vector product.
+SQLite is the source of truth: ``chunk_vectors`` holds each chunk's vector (or its windows'),
+and ``vectors_version`` a number drawn anew whenever what a search by meaning reads changes
+(migration 0010's triggers). The matrix of the current model is also kept in a file beside
+the index, ``<index>.vectors`` (query/meaning/matrix.py), made for one version: whoever writes
+vectors writes it (:func:`refresh`, called by ``memdex embed`` and the watcher), and a search
+memory-maps it only while the index still has that version. A search that finds it missing,
+stale or corrupt reads the vectors from SQLite as before, and writes the file for the next
+search when it can (a search of an index on read-only media cannot, and need not).
+
+Each process keeps the matrix it has read; one read of ``vectors_version`` per search says
+whether it is still current, so a resident process (the MCP server, the watcher) pays nothing
+more until the index changes.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
 import sqlite3
+import stat
 import threading
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from memdex.errors import DatabaseError
+from memdex.query.meaning.matrix import Matrix, build, file_state, open_file, save
 from memdex.store import db
 
 FloatArray = NDArray[np.float32]
+SUFFIX = ".vectors"  # the matrix file: the index's file name and this
+log = logging.getLogger("memdex.meaning")
 
 
 def text_hash(text: str) -> str:
@@ -27,77 +41,128 @@ def text_hash(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
-def quantize(vector: FloatArray) -> tuple[float, bytes]:
-    "One vector as (scale, int8 bytes): value = byte x scale."
-    peak = float(np.max(np.abs(vector))) or 1.0
+def quantize(vectors: FloatArray) -> tuple[float, bytes]:
+    """One vector, or a chunk's vectors (one per window, a row each), as (scale, int8 bytes):
+    value = byte x scale, one scale for them all."""
+    peak = float(np.max(np.abs(vectors))) or 1.0
     scale = peak / 127.0
-    return scale, np.round(vector / scale).astype(np.int8).tobytes()
+    return scale, np.round(vectors / scale).astype(np.int8).tobytes()
 
 
 def dequantize(scale: float, data: bytes) -> FloatArray:
     return np.frombuffer(data, dtype=np.int8).astype(np.float32) * np.float32(scale)
 
 
-@dataclass
-class Matrix:
-    "Every vector of one model: chunk ids and their unit vectors, row for row."
+def matrix_path(conn: sqlite3.Connection) -> Path | None:
+    "Where the index's matrix file is (None for an in-memory index)."
+    path = db.path_of(conn)
+    return path.with_name(path.name + SUFFIX) if path else None
 
-    chunk_ids: NDArray[np.int64]
-    vectors: FloatArray
-    stamp: tuple[Any, ...]
 
-    def nearest(self, query: FloatArray, k: int) -> list[tuple[int, float]]:
-        "The ``k`` chunks most similar to ``query`` (a unit vector), as (chunk id, cosine)."
-        if not len(self.chunk_ids):
-            return []
-        scores = self.vectors @ query
-        k = min(k, len(scores))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top])]
-        return [(int(self.chunk_ids[i]), float(scores[i])) for i in top]
+def current_version(conn: sqlite3.Connection) -> int:
+    "The version of the index's vectors: it changes whenever what a search would read does."
+    return int(conn.execute(db.query("vectors_version")).fetchone()[0])
 
 
 _cache: dict[tuple[str, str], Matrix] = {}
 _lock = threading.Lock()
 
 
-def _stamp(conn: sqlite3.Connection, model: str) -> tuple[Any, ...]:
-    return tuple(conn.execute(db.query("vectors_stamp"), {"model": model}).fetchone())
+def _key(conn: sqlite3.Connection, model: str) -> tuple[str, str]:
+    path = db.path_of(conn)
+    return (str(path.resolve()) if path else f"memory:{id(conn)}", model)
 
 
-def _database(conn: sqlite3.Connection) -> str:
-    row = conn.execute("PRAGMA database_list").fetchone()
-    return str(Path(row[2]).resolve()) if row and row[2] else f"memory:{id(conn)}"
-
-
-def matrix(conn: sqlite3.Connection, model: str) -> Matrix:
-    "The vectors of ``model`` in this index, loaded once and reloaded only when they change."
-    key = (_database(conn), model)
-    stamp = _stamp(conn, model)
+def matrix(conn: sqlite3.Connection, model: str, dim: int) -> Matrix:
+    "The vectors of ``model`` in this index as it is now: kept, memory-mapped, or read anew."
+    key = _key(conn, model)
+    version = current_version(conn)
     with _lock:
         cached = _cache.get(key)
-        if cached is not None and cached.stamp == stamp:
-            return cached
-    rows = conn.execute(db.query("vectors_load"), {"model": model}).fetchall()
-    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    if rows:
-        dim = len(rows[0][2])
-        raw = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.int8).reshape(len(rows), dim)
-        scales = np.fromiter((r[1] for r in rows), dtype=np.float32, count=len(rows))
-        vectors = raw.astype(np.float32) * scales[:, None]
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        vectors /= np.where(norms == 0, 1, norms)
-    else:
-        vectors = np.zeros((0, 0), dtype=np.float32)
-    loaded = Matrix(ids, vectors, stamp)
+    if cached is not None and cached.version == version:
+        return cached
+    path = matrix_path(conn)
+    found, state = open_file(path, model, version) if path else (None, "missing")
+    if found is None:
+        found = load(conn, model, dim)
+        if path is not None and found.version == version and _writable(path):
+            _save(path, found, f"the matrix file was {state}")
     with _lock:
-        _cache[key] = loaded
-    return loaded
+        _cache[key] = found
+    return found
+
+
+def load(conn: sqlite3.Connection, model: str, dim: int) -> Matrix:
+    "Every vector of ``model`` whose chunk is still in the index, read from SQLite at one version."
+    cursor = conn.cursor()
+    cursor.row_factory = None  # plain tuples: a 100,000-row read is a third faster
+    # The version before and after the read: equal, the rows are of that version (a version is
+    # never drawn twice). No transaction of our own: the connection may be shared by threads.
+    for _ in range(3):
+        version = current_version(conn)
+        rows = cursor.execute(db.query("vectors_load"), {"model": model}).fetchall()
+        if current_version(conn) == version:
+            break
+    else:
+        version = None  # written to all the while: good for this search, kept for none
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    documents = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+    try:
+        return build(model, version, ids, documents, [r[2] for r in rows], dim)
+    except ValueError as exc:
+        raise DatabaseError(
+            f"{db.path_of(conn)}: {exc} ({model}): run `memdex embed --drop` and `memdex embed` again"
+        ) from None
+
+
+def refresh(conn: sqlite3.Connection, model: str) -> str:
+    """Make the matrix file current for ``model`` (after vectors were written); say what became
+    of it: "current" (it was), "written", or "not written: why" (searches then read SQLite)."""
+    path = matrix_path(conn)
+    if path is None:
+        return "not written: the index is in memory"
+    row = conn.execute(db.query("embedding_model_dim"), {"name": model}).fetchone()
+    if row is None:
+        return "not written: no vectors of this model"
+    if file_state(path, model, current_version(conn)) == "current":
+        return "current"
+    loaded = load(conn, model, row[0])
+    if loaded.version is None:
+        return "not written: vectors were being written all the while"
+    with _lock:
+        _cache[_key(conn, model)] = loaded
+    return _save(path, loaded, "vectors changed")
+
+
+def _save(path: Path, m: Matrix, why: str) -> str:
+    index = path.with_name(path.name.removesuffix(SUFFIX))
+    try:
+        # Readable by whoever may read the index: its own permissions, less execute.
+        save(path, m, stat.S_IMODE(index.stat().st_mode) & 0o666)
+    except OSError as exc:  # a full disk or a folder we may not write: searches read SQLite
+        log.warning("matrix file %s not written (%s): %s", path, why, exc)
+        return f"not written: {exc.strerror or exc}"
+    return "written"
+
+
+def _writable(path: Path) -> bool:
+    return os.access(path.parent, os.W_OK)
+
+
+def remove_file(conn: sqlite3.Connection) -> None:
+    "Forget this index's matrices, in this process and on disk (after ``memdex embed --drop``)."
+    forget(conn)
+    path = matrix_path(conn)
+    if path is not None:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:  # in use elsewhere (Windows): stale now, so never read again
+            log.warning("matrix file %s not removed: %s", path, exc)
 
 
 def forget(conn: sqlite3.Connection) -> None:
-    "Drop this index's cached matrices (after --drop, or a test that rewrites the file)."
-    path = _database(conn)
+    "Drop this index's matrices from this process (a test that rewrites the file)."
+    prefix = _key(conn, "")[0]
     with _lock:
-        for key in [k for k in _cache if k[0] == path]:
+        for key in [k for k in _cache if k[0] == prefix]:
             del _cache[key]
