@@ -183,5 +183,30 @@ def scale(notes: int, target: int, model: Path) -> None:
         click.echo(json.dumps(out, indent=2))
 
 
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.option(
+    "--coverage",
+    type=click.Choice(["first", "whole"]),
+    default="whole",
+    show_default=True,
+    help="How much of each chunk the model reads (memdex/query/meaning/windows.py).",
+)
+@click.pass_context
+def quality(ctx: click.Context, coverage: str) -> None:
+    """scripts/eval.py with chunks embedded at one coverage; every other option is eval.py's.
+    Its JSON's embed section says what embedding cost (seconds, CPU seconds, windows read).
+
+    Example:
+
+        python scripts/bench_meaning.py quality --set serena --model ../shared/data/models/all-MiniLM-L6-v2
+    """
+    import eval as evaluation
+
+    from memdex.query.meaning import embed
+
+    embed.DEFAULT_COVERAGE = coverage  # type: ignore[assignment]
+    evaluation.main.main(ctx.args, prog_name="eval.py", standalone_mode=False)
+
+
 if __name__ == "__main__":
     cli()

@@ -58,6 +58,7 @@ class EmbedReport:
     removed: int = 0  # vectors of chunks that are gone
     windows: int = 0  # texts the model read: a chunk's first window and any more
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # of this process, every thread (the model's own included)
     matrix: str = ""  # what became of the matrix file searches read (vectors.refresh)
 
     def to_dict(self) -> dict[str, object]:
@@ -137,7 +138,7 @@ def embed(
     model = vector_model(encoder.spec, chosen)
     windows = Windows(encoder.spec, encoder.spec.max_length, chosen)
     report = EmbedReport(model)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     total = missing(conn, model) if progress else 0
     if limit is not None:
         total = min(total, limit)
@@ -167,6 +168,7 @@ def embed(
     if write_matrix:
         report.matrix = refresh(conn, model)
     report.seconds = round(time.perf_counter() - started, 3)
+    report.cpu_seconds = round(time.process_time() - cpu, 3)
     return report
 
 
