@@ -1,3 +1,3 @@
-from memdex.doors.cli import main
+from memdex.doors.main import main
 
 main()

@@ -192,6 +192,8 @@ def status_text(info: dict[str, Any]) -> str:
     if info["kinds"]:
         lines.append("Kinds: " + ", ".join(f"{k['kind']} {_n(k['documents'])}" for k in info["kinds"]))
     lines += _writer_lines(info["writer"])
+    if "server" in info:
+        lines.append(_server_line(info["server"]))
     lines.append(_semantic_line(info["semantic"]))
     lines.append("Roots:" if info["roots"] else "Roots: none yet (run `memdex index PATH`)")
     for r in info["roots"]:
@@ -289,6 +291,27 @@ def _writer_lines(writer: dict[str, Any]) -> list[str]:
     for error in state.get("errors", [])[-5:]:
         lines.append(f"  error {error['at']}: {error['message']}")
     return lines
+
+
+def _server_line(server: dict[str, Any]) -> str:
+    "memdex serve: where it answers and what it served, or when the last one stopped."
+    if not server["running"]:
+        stopped = server.get("stopped_at")
+        return "Server: not running" + (f" (last stopped {stopped})" if stopped else "")
+    requests = server.get("requests") or {}
+    served = f"{_count(requests.get('cli', 0), 'command')} served"
+    if server.get("http"):
+        served += f", {_count(requests.get('http', 0), 'HTTP request')}"
+    http = (
+        f", HTTP at {server['http']}" + (" (token)" if server.get("token") else "")
+        if server.get("http")
+        else ""
+    )
+    mode = ", read-only" if server.get("read_only") else ""
+    return (
+        f"Server: memdex serve (pid {server.get('pid')}, since {server.get('started_at')}{mode}) "
+        f"on {server.get('socket')}{http}; {served}"
+    )
 
 
 def synonyms_text(groups: list[dict[str, Any]]) -> str:

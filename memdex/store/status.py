@@ -32,6 +32,7 @@ def status(conn: sqlite3.Connection, db_path: Path) -> dict[str, Any]:
         "roots": list_roots(conn),
         "errors": errors,
         "writer": writer_status(db_path),
+        "server": server_status(db_path),
         "semantic": semantic_status(conn, counts["chunks"]),
     }
 
@@ -98,6 +99,16 @@ def writer_status(db_path: Path) -> dict[str, Any]:
         "since": current.get("since") if current else None,
         "watcher": state,
     }
+
+
+def server_status(db_path: Path) -> dict[str, Any]:
+    """Whether ``memdex serve`` answers for this index now, with what it says of itself (pid,
+    socket, HTTP address, requests served), else what the last one wrote before it stopped."""
+    from memdex.serve.client import ping
+    from memdex.serve.server import read_state
+
+    live = ping(str(db_path))
+    return {"running": live is not None, **(live or read_state(db_path) or {})}
 
 
 def _db_size(path: Path) -> int:

@@ -1,4 +1,5 @@
-"""Service definitions that run ``memdex watch``: a systemd user unit and a launchd agent."""
+"""Service definitions that run ``memdex watch`` or ``memdex serve``: a systemd user unit and
+a launchd agent."""
 
 from __future__ import annotations
 
@@ -8,15 +9,23 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 LABEL = "io.memdex.watch"
+DESCRIPTIONS = {
+    "watch": "memdex watch: keep the memdex index current as memory files change",
+    "serve": "memdex serve: the memdex index kept current and served to searches, HTTP and MCP",
+}
 
 
-def systemd_unit(command: list[str], log_file: Path | None) -> str:
-    """~/.config/systemd/user/memdex-watch.service. Paths in ``command`` must be absolute (the
-    unit runs in $HOME); ``log_file`` is made so."""
+def label(service: str) -> str:
+    return f"io.memdex.{service}"
+
+
+def systemd_unit(command: list[str], log_file: Path | None, service: str = "watch") -> str:
+    """~/.config/systemd/user/memdex-<service>.service. Paths in ``command`` must be absolute
+    (the unit runs in $HOME); ``log_file`` is made so."""
     log = ["--log-file", os.path.realpath(log_file)] if log_file else []
     exec_start = shlex.join(command + log)
     return f"""[Unit]
-Description=memdex watch: keep the memdex index current as memory files change
+Description={DESCRIPTIONS[service]}
 After=default.target
 
 [Service]
@@ -32,16 +41,16 @@ WantedBy=default.target
 """
 
 
-def launchd_plist(command: list[str], log_file: Path | None) -> str:
-    "~/Library/LaunchAgents/io.memdex.watch.plist"
+def launchd_plist(command: list[str], log_file: Path | None, service: str = "watch") -> str:
+    "~/Library/LaunchAgents/io.memdex.<service>.plist"
     args = "\n".join(f"    <string>{escape(a)}</string>" for a in command)
-    log = escape(os.path.realpath(log_file)) if log_file else "/tmp/memdex-watch.log"
+    log = escape(os.path.realpath(log_file)) if log_file else f"/tmp/memdex-{service}.log"
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
 <plist version="1.0">
 <dict>
   <key>Label</key>
-  <string>{LABEL}</string>
+  <string>{label(service)}</string>
   <key>ProgramArguments</key>
   <array>
 {args}
@@ -60,14 +69,18 @@ def launchd_plist(command: list[str], log_file: Path | None) -> str:
 """
 
 
-INSTALL_HINTS = {
-    "systemd": (
-        "Save as ~/.config/systemd/user/memdex-watch.service, then:\n"
-        "  systemctl --user daemon-reload && systemctl --user enable --now memdex-watch\n"
-        "  journalctl --user -u memdex-watch -f     # its log"
-    ),
-    "launchd": (
-        f"Save as ~/Library/LaunchAgents/{LABEL}.plist, then:\n"
-        f"  launchctl load -w ~/Library/LaunchAgents/{LABEL}.plist"
-    ),
-}
+def install_hint(kind: str, service: str = "watch") -> str:
+    "Where to save the definition and how to start it."
+    if kind == "systemd":
+        return (
+            f"Save as ~/.config/systemd/user/memdex-{service}.service, then:\n"
+            f"  systemctl --user daemon-reload && systemctl --user enable --now memdex-{service}\n"
+            f"  journalctl --user -u memdex-{service} -f     # its log"
+        )
+    return (
+        f"Save as ~/Library/LaunchAgents/{label(service)}.plist, then:\n"
+        f"  launchctl load -w ~/Library/LaunchAgents/{label(service)}.plist"
+    )
+
+
+INSTALL_HINTS = {kind: install_hint(kind) for kind in ("systemd", "launchd")}

@@ -44,6 +44,7 @@ COMMANDS = {
     "show": "reading",
     "search": "searching",
     "ask": "searching",
+    "serve": "serving",
     "mcp": "serving",
     "datasette": "serving",
     "lint": "tiers",
