@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import importlib
 import threading
-from pathlib import Path
-
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from memdex.errors import InvalidParameter

@@ -200,7 +200,7 @@ class SessionKind(SourceKind):
     "A coding agent's session log: JSONL, one session per file, read on as it grows."
 
     max_bytes = 2048 * MB
-    suffixes = (".jsonl",)
+    suffixes: tuple[str, ...] = (".jsonl",)
     appendable = True
     record_separator = ":"
     session_log = True

@@ -25,7 +25,7 @@ import json
 import re
 from typing import Any
 
-from memdex.ingest.base import SNIFF_BYTES
+from memdex.ingest.base import SNIFF_BYTES, Resume
 from memdex.ingest.chat import Conversation, first_words
 from memdex.ingest.sessions import (
     TEXT_BYTES,
@@ -321,6 +321,8 @@ class ClaudeCodeKind(SessionKind):
     name = "claude-code"
     description = "Claude Code session log: ~/.claude/projects/<project>/<session>.jsonl"
     reader = ClaudeCodeReader
+    resume = Resume(("claude", "--resume", "{session|key}"))  # in the session's folder
+    locations = ("$CLAUDE_CONFIG_DIR/projects | ~/.claude/projects",)
 
     def sniff(self, data: bytes) -> bool:
         head = data[:SNIFF_BYTES]
