@@ -96,6 +96,11 @@ class Server:
             raise IndexNotFound(
                 f"No memdex index at {self.db_path} to serve read-only: restore or index it first."
             )
+        answering = ping(str(self.db_path))
+        if answering is not None:
+            raise MemdexError(
+                f"memdex serve (pid {answering.get('pid')}) already serves {self.db_path} on {self.socket}."
+            )
         self._refuse_a_second_writer()
         self._listener = self._bind()
         try:
@@ -127,11 +132,6 @@ class Server:
             )
 
     def _bind(self) -> _Listener:
-        answering = ping(str(self.db_path))
-        if answering is not None:
-            raise MemdexError(
-                f"memdex serve (pid {answering.get('pid')}) already serves {self.db_path} on {self.socket}."
-            )
         self.socket.unlink(missing_ok=True)  # left by a server that was killed
         before = os.umask(0o177)  # the socket is this user's alone (also checked per request)
         try:
