@@ -15,6 +15,7 @@ from memdex.query.meaning.matrix import MAGIC, Matrix, build, file_state, open_f
 from memdex.query.meaning.vectors import quantize  # noqa: E402
 
 DIM = 48
+VERSION = -4_611_686_018_427_387_905  # SQLite's random() is any 64-bit integer
 
 
 def _stored(
@@ -111,7 +112,7 @@ def test_nothing_allowed_finds_nothing(rng: np.random.Generator) -> None:
 def saved(tmp_path: Path, rng: np.random.Generator) -> tuple[Path, Matrix]:
     blobs, _ = _stored(rng, 300, list(rng.integers(1, 4, size=300)))
     ids = np.arange(300, dtype=np.int64) + 7
-    m = build("model@128w", 42, ids, ids % 11, blobs, DIM)
+    m = build("model@128w", VERSION, ids, ids % 11, blobs, DIM)
     path = tmp_path / "memdex.db.vectors"
     save(path, m)
     return path, m
@@ -121,21 +122,21 @@ def test_the_file_gives_back_the_same_matrix_memory_mapped(
     saved: tuple[Path, Matrix], rng: np.random.Generator
 ) -> None:
     path, m = saved
-    found, state = open_file(path, "model@128w", 42)
+    found, state = open_file(path, "model@128w", VERSION)
     assert state == "current" and found is not None and found.source == "file"
     for name in ("vectors", "factors", "starts", "chunk_ids", "document_ids"):
         assert np.array_equal(getattr(found, name), getattr(m, name)), name
     query = _query(rng)
     assert found.nearest(query, 20) == m.nearest(query, 20)
-    assert file_state(path, "model@128w", 42) == "current"
+    assert file_state(path, "model@128w", VERSION) == "current"
 
 
 def test_a_file_of_another_version_or_model_is_stale(saved: tuple[Path, Matrix]) -> None:
     path, _ = saved
-    assert open_file(path, "model@128w", 43) == (None, "stale")
-    assert open_file(path, "model@128", 42) == (None, "stale")
-    assert file_state(path, "model@128w", 43) == "stale"
-    assert open_file(path.with_name("nothing.vectors"), "model@128w", 42) == (None, "missing")
+    assert open_file(path, "model@128w", VERSION + 1) == (None, "stale")
+    assert open_file(path, "model@128", VERSION) == (None, "stale")
+    assert file_state(path, "model@128w", VERSION + 1) == "stale"
+    assert open_file(path.with_name("nothing.vectors"), "model@128w", VERSION) == (None, "missing")
 
 
 def _truncated(data: bytes) -> bytes:
@@ -172,7 +173,7 @@ def open_file_bytes(data: bytes) -> tuple[Matrix, str]:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "m.vectors"
         path.write_bytes(data)
-        found, state = open_file(path, "model@128w", 42)
+        found, state = open_file(path, "model@128w", VERSION)
         assert found is not None
         return Matrix(**{**found.__dict__, "chunk_ids": found.chunk_ids.copy()}), state
 
@@ -183,4 +184,4 @@ def open_file_bytes(data: bytes) -> tuple[Matrix, str]:
 def test_a_corrupt_file_is_never_used(saved: tuple[Path, Matrix], damage: object) -> None:
     path, _ = saved
     path.write_bytes(damage(path.read_bytes()))  # type: ignore[operator]
-    assert open_file(path, "model@128w", 42) == (None, "corrupt")
+    assert open_file(path, "model@128w", VERSION) == (None, "corrupt")

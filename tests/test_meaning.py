@@ -233,8 +233,13 @@ def test_a_model_given_by_a_relative_path_is_found_from_any_folder(
 def test_drop_removes_the_vectors(
     embedded: sqlite3.Connection, db_path: Path, encoder: Encoder, model_dir: Path
 ) -> None:
+    from memdex.query.meaning.vectors import matrix_path
+
+    search(embedded, PARAPHRASE)  # writes the matrix file
+    path = matrix_path(embedded)
+    assert path is not None and path.exists()
     out = json.loads(_run(db_path, "embed", "--drop", "--json").stdout)
-    assert out["dropped"] > 0
+    assert out["dropped"] > 0 and not path.exists()
     assert embedded.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0] == 0
     assert search(embedded, PARAPHRASE).semantic["used"] is False  # type: ignore[index]
 
@@ -307,6 +312,10 @@ def test_the_watcher_embeds_what_it_writes(
         assert "The kitchen fire drill" in found
         assert missing(sample, model) == 0
         assert service.meaning.state["embedded"] >= 1 and service.meaning.state["model"] == model
+        while time.monotonic() < deadline and _file_state(sample) != "current":
+            time.sleep(0.1)  # the follower writes the matrix file after its last slice
+        assert _file_state(sample) == "current"
+        assert service.meaning.state["matrix"] in ("written", "current")
 
 
 def test_meaning_is_skipped_when_exact_matches_fill_the_page(embedded: sqlite3.Connection) -> None:
@@ -317,3 +326,182 @@ def test_meaning_is_skipped_when_exact_matches_fill_the_page(embedded: sqlite3.C
     assert result.semantic["reason"] == "not needed: enough results matched every key word"
     wider = search(embedded, "worktree", limit=10)  # not enough of them for ten: meaning runs
     assert wider.semantic is not None and wider.semantic["used"] is True
+
+
+# -- the matrix file beside the index, and the reload check (issue 30) ------------------------
+
+
+def _outage_chunks(conn: sqlite3.Connection) -> list[int]:
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT c.id FROM chunks c JOIN documents d ON d.id = c.document_id WHERE d.title = ?", (OUTAGE,)
+        )
+    ]
+
+
+def _found_by_meaning(conn: sqlite3.Connection, query: str = PARAPHRASE) -> list[int]:
+    from memdex.query.meaning.passes import meaning_pass
+    from memdex.query.request import Filters
+
+    found = meaning_pass(conn, query, True, Filters().params())
+    assert found.used, found.reason
+    return [n.chunk_id for n in found.near]
+
+
+def _matrix_of(conn: sqlite3.Connection) -> object:
+    from memdex.query.meaning.passes import current_model
+    from memdex.query.meaning.vectors import matrix
+
+    row = current_model(conn)
+    return matrix(conn, row["name"], row["dim"])
+
+
+def _file_state(conn: sqlite3.Connection) -> str:
+    from memdex.query.meaning.matrix import file_state
+    from memdex.query.meaning.passes import current_model
+    from memdex.query.meaning.vectors import current_version, matrix_path
+
+    path = matrix_path(conn)
+    assert path is not None
+    return file_state(path, current_model(conn)["name"], current_version(conn))
+
+
+def test_embed_writes_the_matrix_file_and_a_new_process_maps_it(
+    sample: sqlite3.Connection, db_path: Path, encoder: Encoder
+) -> None:
+    from memdex.query.meaning.vectors import forget
+
+    report = embed(sample, encoder)
+    assert report.matrix == "written" and _file_state(sample) == "current"
+    forget(sample)  # as a new process finds it
+    loaded = _matrix_of(sample)
+    assert loaded.source == "file"  # type: ignore[attr-defined]
+    assert _found_by_meaning(sample)[0] in _outage_chunks(sample)
+    assert embed(sample, encoder).matrix == "current"  # nothing changed: nothing rewritten
+
+
+def test_a_stale_matrix_file_is_never_used(embedded: sqlite3.Connection, db_path: Path) -> None:
+    "The file was made before the outage's vectors were removed: a search must not find them."
+    from memdex.query.meaning.vectors import forget, matrix_path
+
+    assert _found_by_meaning(embedded)[0] in _outage_chunks(embedded)  # and writes the file
+    path = matrix_path(embedded)
+    assert path is not None and _file_state(embedded) == "current"
+    stale = path.read_bytes()
+    other = db.connect(db_path)  # another process's writer
+    with db.transaction(other):
+        other.execute(
+            "DELETE FROM chunk_vectors WHERE chunk_id IN (SELECT value FROM json_each(?))",
+            (json.dumps(_outage_chunks(embedded)),),
+        )
+    other.close()
+    assert path.read_bytes() == stale and _file_state(embedded) == "stale"
+    for fresh in (False, True):  # this process's matrix, and a new process's
+        if fresh:
+            forget(embedded)
+            path.write_bytes(stale)
+        assert not set(_found_by_meaning(embedded)) & set(_outage_chunks(embedded))
+    assert _file_state(embedded) == "current"  # the search wrote it again
+
+
+def test_a_missing_or_corrupt_matrix_file_is_read_again_from_the_index(
+    embedded: sqlite3.Connection, db_path: Path
+) -> None:
+    from memdex.query.meaning.vectors import forget, matrix_path
+
+    want = _found_by_meaning(embedded)
+    path = matrix_path(embedded)
+    assert path is not None
+    whole = path.read_bytes()
+    for damage in (b"", whole[:-7], whole[:100] + b"\xff" * (len(whole) - 100), None):
+        forget(embedded)
+        if damage is None:
+            path.unlink()
+        else:
+            path.write_bytes(damage)
+        assert _matrix_of(embedded).source == "index"  # type: ignore[attr-defined]
+        assert _found_by_meaning(embedded) == want
+        assert path.read_bytes() == whole  # written again, the same
+
+
+def test_the_reload_check_reads_no_vectors_until_the_index_changes(
+    embedded: sqlite3.Connection, db_path: Path
+) -> None:
+    """A resident process (the MCP server, the watcher) searching again reads one row, not the
+    vectors: before issue 30 every search counted them twice over (16 ms at 100,000)."""
+    search(embedded, PARAPHRASE)  # the model and the matrix loaded
+    statements: list[str] = []
+    embedded.set_trace_callback(statements.append)
+    try:
+        result = search(embedded, PARAPHRASE)
+    finally:
+        embedded.set_trace_callback(None)
+    assert result.hits[0].title == OUTAGE
+    assert not [s for s in statements if "chunk_vectors" in s], statements
+    other = db.connect(db_path)
+    with db.transaction(other):
+        other.execute(
+            "DELETE FROM chunk_vectors WHERE chunk_id IN (SELECT value FROM json_each(?))",
+            (json.dumps(_outage_chunks(embedded)),),
+        )
+    other.close()
+    assert not set(_found_by_meaning(embedded)) & set(_outage_chunks(embedded))  # seen at once
+
+
+def test_filters_choose_among_all_the_vectors_not_the_nearest_few(
+    embedded: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The nearest memories, as many as the pass takes, even when the nearest chunks of all are
+    Serena's: previously the nearest MEANING_DEPTH of all were taken, then filtered."""
+    from memdex.query import ranking
+    from memdex.query.meaning.passes import meaning_pass
+    from memdex.query.request import Filters
+
+    query = "merge conflicts in git"
+    kind = dict(
+        embedded.execute(
+            "SELECT c.id, d.kind FROM chunks c JOIN documents d ON d.id = c.document_id"
+        ).fetchall()
+    )
+    everything = _found_by_meaning(embedded, query)
+    monkeypatch.setattr(ranking, "MEANING_DEPTH", 3)
+    assert "memory" not in [kind[c] for c in everything[:3]]  # a filter after would keep none
+    memories = [c for c in everything if kind[c] == "memory"][:3]
+    found = meaning_pass(embedded, query, True, Filters(kinds=["memory"]).params())
+    assert [n.chunk_id for n in found.near] == memories and len(memories) >= 2
+
+
+@pytest.mark.slow
+def test_a_reader_that_may_not_write_searches_the_index_not_a_stale_file(
+    embedded: sqlite3.Connection, db_path: Path, tmp_path: Path
+) -> None:
+    "Without root's DAC override (util-linux setpriv), so the folder really is read-only."
+    from memdex.query.meaning.vectors import matrix_path
+
+    _found_by_meaning(embedded)  # writes the file
+    path = matrix_path(embedded)
+    assert path is not None
+    with db.transaction(embedded):
+        embedded.execute(
+            "DELETE FROM chunk_vectors WHERE chunk_id IN (SELECT value FROM json_each(?))",
+            (json.dumps(_outage_chunks(embedded)),),
+        )
+    embedded.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    stale = path.read_bytes()
+    folder = db_path.parent
+    prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+    folder.chmod(0o555)
+    try:
+        out = subprocess.run(
+            [*prefix, sys.executable, "-m", "memdex", "--db", str(db_path), "search", PARAPHRASE, "--json"],
+            capture_output=True,
+            text=True,
+        )
+    finally:
+        folder.chmod(0o755)
+    assert out.returncode == 0, out.stderr
+    found = json.loads(out.stdout)
+    assert found["semantic"]["used"] is True
+    assert OUTAGE not in [r["title"] for r in found["results"] if r["match_layer"] == 5]
+    assert path.read_bytes() == stale  # left as it was: it could not be written

@@ -258,7 +258,9 @@ def _read_header(data: Any) -> dict[str, Any]:
     about = json.loads(bytes(data[start : start + length]).decode("utf-8"))
     if about["format"] != FORMAT:
         raise ValueError(f"matrix file format {about['format']}")
-    for key in ("version", "rows", "chunks", "dim"):
+    if not isinstance(about["version"], int):  # any 64-bit integer: SQLite's random()
+        raise ValueError("bad version")
+    for key in ("rows", "chunks", "dim"):
         if not isinstance(about[key], int) or about[key] < 0:
             raise ValueError(f"bad {key}")
     if not isinstance(about["model"], str) or about["dim"] < 1:
