@@ -299,6 +299,18 @@ def _as_schema_3(db_path: Path) -> None:
     raw = sqlite3.connect(db_path)
     raw.executescript(
         """
+        DROP TRIGGER chunk_vectors_version_insert;
+        DROP TRIGGER chunk_vectors_version_update;
+        DROP TRIGGER chunk_vectors_version_delete;
+        DROP TRIGGER chunks_version_delete;
+        DROP TRIGGER chunks_version_insert;
+        DROP TABLE vectors_version;
+        DELETE FROM memdex_migrations WHERE name = '0010_vectors_version';
+        DROP INDEX files_deleted;
+        DROP INDEX files_sha256;
+        ALTER TABLE files DROP COLUMN deleted_at;
+        ALTER TABLE roots DROP COLUMN keep_deleted;
+        DELETE FROM memdex_migrations WHERE name = '0009_keep_deleted';
         CREATE TRIGGER documents_ai AFTER INSERT ON documents BEGIN
             INSERT INTO documents_fts (rowid, title, description, tags, topics)
             VALUES (new.id, new.title, new.description, new.tags, new.topics);
