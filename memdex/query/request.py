@@ -20,6 +20,7 @@ from memdex.query.period import narrow
 GRANULARITIES = ("chat", "chunk")  # "chat": one result per document (a chat, a memory, a note)
 GRANULARITY_ALIASES = {"doc": "chat"}  # memdex's old name, kept
 MAX_RAW_CHARS = 2000
+MAX_LIMIT = 10_000  # more results than anyone reads; far larger ones overflowed SQLite's integers
 _DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2}([T ][0-9:.]+Z?)?)?)?$")
 
 
@@ -125,8 +126,8 @@ class SearchRequest:
             )
         if self.granularity not in GRANULARITIES:
             raise InvalidParameter(f"granularity must be chat (or doc) or chunk, not {self.granularity!r}.")
-        if self.limit < 1:
-            raise InvalidParameter(f"limit must be 1 or more, not {self.limit}.")
+        if not 1 <= self.limit <= MAX_LIMIT:
+            raise InvalidParameter(f"limit must be from 1 to {MAX_LIMIT:,}, not {self.limit}.")
         if self.max_tokens is not None and self.max_tokens < 1:
             raise InvalidParameter(f"max_tokens must be 1 or more, not {self.max_tokens}.")
         self.filters.check()

@@ -49,14 +49,18 @@ class Reference:
     chunk: int | None = None  # the chunk an archive's chunk file holds
 
 
+MAX_ID = 2**63 - 1  # SQLite's largest integer
+
+
 def reference(conn: sqlite3.Connection, ref: int | str) -> Reference:
     """The document ``ref`` names, in any form a search result prints it: an id; a natural key
     (``chat_id``); a source file's path, absolute or relative to the current folder, through a
     symlink or resolved past one; such a path with ``:start-end`` (those lines) or
     `` (messages a-b)`` (a conversation's location); an archive's condensed chunk file."""
-    if isinstance(ref, int) or ref.strip().isdigit():
+    if isinstance(ref, int) or (ref.strip().isascii() and ref.strip().isdigit()):
         doc_id = int(ref)
-        if conn.execute(db.query("document_get"), {"id": doc_id}).fetchone() is None:
+        # an id past SQLite's integers names nothing (and must not reach SQLite: OverflowError)
+        if doc_id > MAX_ID or conn.execute(db.query("document_get"), {"id": doc_id}).fetchone() is None:
             raise DocumentNotFound(f"No document has id {doc_id}: take ids from search results.")
         return Reference(doc_id)
     found = _named(conn, ref)
