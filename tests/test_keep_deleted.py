@@ -187,8 +187,11 @@ def test_the_watcher_keeps_a_deleted_session_and_not_a_moved_one(db_path: Path, 
         wait_until(lambda: deleted_at(conn).get(str(session)) is not None)
     assert deleted_at(conn)[str(moved / "s-2.jsonl")] is None and str(other) not in deleted_at(conn)
     noticed = deleted_at(conn)[str(session)]
-    with running(db_path):
+    (moved / "s-2.jsonl").unlink()  # while the watcher is off
+    with running(db_path) as service:
+        assert service.state["catch_up"]["kept_deleted"] == 1
         assert deleted_at(conn)[str(session)] == noticed
+        assert deleted_at(conn)[str(moved / "s-2.jsonl")] is not None
     conn.close()
 
     calls = [("search_knowledge_base", {"query": QUERY, "mode": "search"})]

@@ -295,6 +295,7 @@ def _counts(report: IndexReport) -> dict[str, int]:
         "added": report.added,
         "updated": report.updated,
         "removed": report.removed,
+        "kept_deleted": report.kept_deleted,  # gone, kept marked 'source deleted'
         "unchanged": report.unchanged,
         "skipped": len(report.new_problems),
         "known": len(report.known_problems),
@@ -306,7 +307,8 @@ def _summary(report: IndexReport) -> str:
     known = f" ({c['known']} known problems: memdex status lists them)" if c["known"] else ""
     return (
         f"{report.seen} files: {c['added']} added, {c['updated']} updated, {c['removed']} removed, "
-        f"{c['unchanged']} unchanged, {c['skipped']} skipped in {report.seconds:.2f} s{known}"
+        + (f"{c['kept_deleted']} deleted and kept, " if c["kept_deleted"] else "")
+        + f"{c['unchanged']} unchanged, {c['skipped']} skipped in {report.seconds:.2f} s{known}"
     )
 
 
