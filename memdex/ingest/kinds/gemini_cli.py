@@ -263,8 +263,8 @@ class GeminiCliKind(SessionKind):
         first = head.split(b"\n", 1)[0]
         if b'"sessionId"' in first and b'"projectHash"' in first:
             return True  # a .jsonl session's first line, or a .json session on one line
-        if head.startswith(b"{"):
-            return b'"sessionId"' in head and b'"projectHash"' in head and b'"messages"' in head
+        if head.startswith(b"{") and b'"sessionId"' in head and b'"projectHash"' in head:
+            return b'"messages"' in head
         if head.startswith(b"[") and b'"sessionId"' in head[:400] and b'"messageId"' in head[:400]:
             return True  # logs.json
         return bool(_CHECKPOINT.match(head)) and b'"parts"' in head[:600]
