@@ -5,20 +5,28 @@
 - ``corpus``: `memdex index` then `memdex embed` of a folder (the Serena corpus by default),
   seconds and bytes per 1,000 chunks, beside the words-only index time; then `memdex search`
   end to end with meaning and without, alternating runs, medians.
-- ``scale``: in-process search p50/p95 with vectors for N chunks (a generated corpus whose
-  vectors are random unit vectors: the cost of the search, not its quality).
+- ``search``: `memdex search` start to exit with meaning, on the Serena index and on a large
+  one (generated notes, 100,000 random vectors), beside words only and, with ``--previous``,
+  beside a previous memdex in alternate runs (their results must agree).
+- ``scale``: in-process search p50/p95 with 100,000 vectors (a generated corpus whose vectors
+  are random unit vectors: the cost of the search, not its quality), beside ``--previous``.
+- ``quality``: scripts/eval.py with chunks embedded at one coverage (first or whole).
 
 Examples:
 
     python scripts/bench_meaning.py encoder
     python scripts/bench_meaning.py corpus --runs 11
-    python scripts/bench_meaning.py scale --notes 20000
+    python scripts/bench_meaning.py search --previous ../prev
+    python scripts/bench_meaning.py scale --previous ../prev
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -125,17 +133,73 @@ def corpus(corpus: Path, model: Path, runs: int) -> None:
         click.echo(json.dumps(out, indent=2))
 
 
-@cli.command()
-@click.option("--notes", default=20000, show_default=True, help="Generated notes (about 5 chunks each).")
-@click.option("--chunks", "target", default=100_000, show_default=True, help="Vectors to search.")
-@click.option("--model", type=click.Path(file_okay=False, path_type=Path), default=MODEL, show_default=True)
-def scale(notes: int, target: int, model: Path) -> None:
-    """In-process search latency with vectors for many chunks (random unit vectors).
+# -- searching: this memdex beside a previous one (issue 30) -----------------------------------
+#
+# `--previous PATH` names a checkout of memdex as it was (e.g. `git worktree add ../prev
+# <commit>`). Each index is built by the previous memdex and copied for this one, which
+# migrates it on first use and writes its matrix file: both search the same vectors, so their
+# results must agree, and the timings differ only by the code. Runs alternate between the two.
 
-    Example:
+Variants = dict[str, dict[str, str]]  # name -> environment of its processes
 
-        python scripts/bench_meaning.py scale --notes 20000
-    """
+
+def _variants(previous: Path | None, tmp: Path) -> Variants:
+    current = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = {"current": current}
+    if previous is not None:
+        out["previous"] = {**current, "PYTHONPATH": str(_overlay(previous, tmp))}
+    return out
+
+
+def _overlay(checkout: Path, tmp: Path) -> Path:
+    """A folder whose ``memdex`` is the checkout's package with ``schema`` inside it, as an
+    install has it (a checkout keeps schema/ beside memdex/; the editable install of this
+    checkout would otherwise lend the previous memdex this one's schema)."""
+    package = tmp / "previous" / "memdex"
+    package.mkdir(parents=True)
+    for child in (checkout / "memdex").iterdir():
+        (package / child.name).symlink_to(child.resolve())
+    if not (package / "schema").exists():
+        (package / "schema").symlink_to((checkout / "schema").resolve())
+    return package.parent
+
+
+def _builder(variants: Variants) -> dict[str, str]:
+    "Who builds the indexes both search: the previous memdex when there is one."
+    return variants.get("previous", variants["current"])
+
+
+def _copies(built: Path, variants: Variants) -> dict[str, Path]:
+    "The index as each variant searches it: the original for the builder, a copy for this one."
+    out = {}
+    for name in variants:
+        if name == "current" and "previous" in variants:
+            copy = built.with_name("current-" + built.name)
+            shutil.copyfile(built, copy)
+            out[name] = copy
+        else:
+            out[name] = built
+    return out
+
+
+def _memdex(db_path: Path) -> list[str]:
+    """`python -m memdex`: a previous memdex may have another console script (entry point).
+    -P: the folder it runs in is not on the path (a checkout's own memdex would come first)."""
+    return [sys.executable, "-P", "-m", "memdex", "--db", str(db_path)]
+
+
+def _script(*args: str) -> list[str]:
+    return [sys.executable, "-P", str(Path(__file__).resolve()), *args]
+
+
+@cli.command(name="_synthesise", hidden=True)
+@click.option("--db", "db_path", type=click.Path(path_type=Path), required=True)
+@click.option("--notes", type=int, required=True)
+@click.option("--vectors", type=int, required=True)
+@click.option("--model", type=click.Path(file_okay=False, path_type=Path), required=True)
+def synthesise(db_path: Path, notes: int, vectors: int, model: Path) -> None:
+    """Index generated notes and give their first ``vectors`` chunks random unit vectors, with
+    whichever memdex is on the path (only what every memdex with vectors has)."""
     import numpy as np
 
     from memdex.query.meaning.vectors import quantize
@@ -143,43 +207,191 @@ def scale(notes: int, target: int, model: Path) -> None:
 
     spec = load_spec(model)
     name = vector_model(spec)
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "notes"
-        synth.write_notes(folder, notes)
-        db_path = Path(tmp) / "bench.db"
-        conn = memdex.open_index(db_path)
-        memdex.index_paths(conn, [folder])
-        ids = [r[0] for r in conn.execute("SELECT id FROM chunks ORDER BY id LIMIT ?", (target,))]
-        rng = np.random.default_rng(3)
-        with db.transaction(conn):
-            conn.execute(
-                db.query("embedding_model_upsert"),
-                {"name": name, "dim": spec.dim, "source": str(model), "now": "2026-01-01T00:00:00Z"},
+    folder = db_path.parent / "notes"
+    synth.write_notes(folder, notes)
+    conn = memdex.open_index(db_path)
+    memdex.index_paths(conn, [folder])
+    ids = [r[0] for r in conn.execute("SELECT id FROM chunks ORDER BY id LIMIT ?", (vectors,))]
+    rng = np.random.default_rng(3)
+    with db.transaction(conn):
+        conn.execute(
+            db.query("embedding_model_upsert"),
+            {"name": name, "dim": spec.dim, "source": str(model.resolve()), "now": "2026-01-01T00:00:00Z"},
+        )
+        for start in range(0, len(ids), 5000):
+            block = rng.standard_normal((len(ids[start : start + 5000]), spec.dim)).astype(np.float32)
+            block /= np.linalg.norm(block, axis=1, keepdims=True)
+            conn.executemany(
+                db.query("vector_upsert"),
+                [
+                    {"chunk_id": cid, "model": name, "text_hash": str(cid), "scale": s, "vector": v}
+                    for cid, (s, v) in zip(ids[start:], map(quantize, block), strict=False)
+                ],
             )
-            for start in range(0, len(ids), 5000):
-                block = rng.standard_normal((len(ids[start : start + 5000]), spec.dim)).astype(np.float32)
-                block /= np.linalg.norm(block, axis=1, keepdims=True)
-                conn.executemany(
-                    db.query("vector_upsert"),
-                    [
-                        {"chunk_id": cid, "model": name, "text_hash": str(cid), "scale": s, "vector": v}
-                        for cid, (s, v) in zip(ids[start:], map(quantize, block), strict=False)
-                    ],
-                )
-        queries = [q["query"] for q in synth.queries(notes)][:40]
-        out: dict = {"notes": notes, "vectors": len(ids)}
-        for label, semantic in (("words", False), ("words+meaning", True)):
-            memdex.search(conn, queries[0], semantic=semantic)  # load the model and the vectors once
-            times = []
-            for q in queries:
-                started = time.perf_counter()
-                memdex.search(conn, q, semantic=semantic)
-                times.append((time.perf_counter() - started) * 1000)
-            out[label] = {
-                "p50_ms": round(statistics.median(times), 1),
-                "p95_ms": round(bench.percentile(times, 95), 1),
+    click.echo(
+        json.dumps({"chunks": conn.execute("SELECT count(*) FROM chunks").fetchone()[0], "vectors": len(ids)})
+    )
+    conn.close()
+
+
+def _build_serena(db_path: Path, corpus: Path, model: Path, env: dict[str, str]) -> dict:
+    memdex_cli = _memdex(db_path)
+    bench.timed_process([*memdex_cli, "index", "-q", str(corpus)], env=env)
+    bench.timed_process([*memdex_cli, "embed", "--model", str(model)], env=env)
+    return {"corpus": bench.shown(corpus)}
+
+
+def _build_synthetic(db_path: Path, notes: int, vectors: int, model: Path, env: dict[str, str]) -> dict:
+    args = ["_synthesise", "--db", str(db_path), "--notes", str(notes), "--vectors", str(vectors)]
+    out = subprocess.run(_script(*args, "--model", str(model)), env=env, capture_output=True, text=True)
+    if out.returncode:
+        raise SystemExit(out.stderr[-2000:])
+    return {"notes": notes, **json.loads(out.stdout)}
+
+
+def _results(db_path: Path, query: str, env: dict[str, str]) -> list[str]:
+    out = subprocess.run(
+        [*_memdex(db_path), "search", query, "--json", "--limit", "20"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [f"{r['path']}#{r.get('line_start')}" for r in json.loads(out.stdout)["results"]]
+
+
+def _cli_searches(indexes: dict[str, Path], variants: Variants, queries: list[str], runs: int) -> dict:
+    "`memdex search` start to exit, with meaning and words only, each variant in turn."
+    samples: dict[str, list[bench.Sample]] = {}
+    for name, db_path in indexes.items():  # first use: migrate, write the matrix file, warm up
+        bench.timed_process([*_memdex(db_path), "search", queries[0]], env=variants[name])
+    for i in range(runs):
+        query = queries[i % len(queries)]
+        for name, db_path in indexes.items():
+            memdex_cli = [*_memdex(db_path), "search", query]
+            env = variants[name]
+            samples.setdefault(f"{name} meaning", []).append(bench.timed_process(memdex_cli, env=env))
+            samples.setdefault(f"{name} words", []).append(
+                bench.timed_process([*memdex_cli, "--no-semantic"], env=env)
+            )
+        samples.setdefault("python -c pass", []).append(bench.timed_process([sys.executable, "-c", "pass"]))
+    out: dict = {name: bench.medians(s) for name, s in samples.items()}
+    if len(indexes) == 2:
+        same = [
+            _results(indexes["previous"], q, variants["previous"])
+            == _results(indexes["current"], q, variants["current"])
+            for q in queries
+        ]
+        out["same_results"] = f"{sum(same)} of {len(same)} queries"
+    return out
+
+
+@cli.command()
+@click.option(
+    "--corpus",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DATA / "serena-memories",
+    show_default=True,
+)
+@click.option("--notes", default=28_000, show_default=True, help="Generated notes for the large index.")
+@click.option("--vectors", default=100_000, show_default=True, help="Random vectors in the large index.")
+@click.option("--model", type=click.Path(file_okay=False, path_type=Path), default=MODEL, show_default=True)
+@click.option("--runs", default=11, show_default=True, help="Runs of each search command, alternating.")
+@click.option(
+    "--previous",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="A checkout of the memdex to compare with, searched in alternate runs.",
+)
+def search(corpus: Path, notes: int, vectors: int, model: Path, runs: int, previous: Path | None) -> None:
+    """`memdex search` start to exit with meaning, on the Serena index and on a large one
+    (generated notes, random vectors), beside words only and beside a previous memdex.
+
+    Example:
+
+        python scripts/bench_meaning.py search --previous ../prev --runs 11
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        variants = _variants(previous, Path(tmp))
+        out: dict = {"runs": runs, "variants": sorted(variants)}
+        serena = Path(tmp) / "serena" / "serena.db"
+        serena.parent.mkdir()
+        out["serena"] = _build_serena(serena, corpus, model, _builder(variants))
+        out["serena"] |= _cli_searches(_copies(serena, variants), variants, QUERIES, runs)
+        large = Path(tmp) / "large" / "large.db"
+        large.parent.mkdir()
+        out["large"] = _build_synthetic(large, notes, vectors, model, _builder(variants))
+        out["large"] |= _cli_searches(_copies(large, variants), variants, QUERIES, runs)
+        click.echo(json.dumps(out, indent=2))
+
+
+@cli.command(name="_latency", hidden=True)
+@click.option("--db", "db_path", type=click.Path(path_type=Path), required=True)
+@click.option("--queries", "count", type=int, required=True)
+@click.option("--notes", type=int, required=True)
+def latency(db_path: Path, count: int, notes: int) -> None:
+    "Search in this process: (wall ms, CPU ms, meaning used) per query, once all is loaded."
+    conn = memdex.open_index(db_path, create=False)
+    queries = [q["query"] for q in synth.queries(notes)][:count] + QUERIES
+    memdex.search(conn, queries[0], semantic=True)  # the model and the vectors loaded
+    rows = []
+    for query in queries:
+        started, cpu = time.perf_counter(), time.process_time()
+        result = memdex.search(conn, query, semantic=True)
+        wall_ms = (time.perf_counter() - started) * 1000
+        used = bool(result.semantic and result.semantic["used"])
+        rows.append((round(wall_ms, 2), round((time.process_time() - cpu) * 1000, 2), used))
+    conn.close()
+    click.echo(json.dumps(rows))
+
+
+@cli.command()
+@click.option("--notes", default=28_000, show_default=True, help="Generated notes (about 3.6 chunks each).")
+@click.option("--vectors", default=100_000, show_default=True, help="Random vectors to search.")
+@click.option("--model", type=click.Path(file_okay=False, path_type=Path), default=MODEL, show_default=True)
+@click.option("--rounds", default=5, show_default=True, help="Processes per variant, alternating.")
+@click.option(
+    "--previous",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="A checkout of the memdex to compare with, in alternate processes.",
+)
+def scale(notes: int, vectors: int, model: Path, rounds: int, previous: Path | None) -> None:
+    """In-process search latency with meaning at many vectors (random unit vectors: the cost
+    of the search, not its quality): p50/p95 over 45 queries a process, wall and CPU.
+
+    Example:
+
+        python scripts/bench_meaning.py scale --previous ../prev
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        variants = _variants(previous, Path(tmp))
+        large = Path(tmp) / "large" / "large.db"
+        large.parent.mkdir()
+        out: dict = _build_synthetic(large, notes, vectors, model, _builder(variants))
+        indexes = _copies(large, variants)
+        for name, db_path in indexes.items():  # first use: migrate, write the matrix file
+            bench.timed_process([*_memdex(db_path), "search", QUERIES[0]], env=variants[name])
+        rows: dict[str, list] = {name: [] for name in indexes}
+        for _ in range(rounds):
+            for name, db_path in indexes.items():
+                args = ["_latency", "--db", str(db_path), "--queries", "40", "--notes", str(notes)]
+                done = subprocess.run(_script(*args), env=variants[name], capture_output=True, text=True)
+                if done.returncode:
+                    raise SystemExit(done.stderr[-2000:])
+                rows[name] += json.loads(done.stdout)
+        for name, got in rows.items():
+            meaning = [r for r in got if r[2]]
+            out[name] = {
+                "searches": len(got),
+                "meaning_used": len(meaning),
+                "p50_ms": round(statistics.median(r[0] for r in got), 1),
+                "p95_ms": round(bench.percentile([r[0] for r in got], 95), 1),
+                "cpu_p50_ms": round(statistics.median(r[1] for r in got), 1),
+                "cpu_p95_ms": round(bench.percentile([r[1] for r in got], 95), 1),
+                "meaning_p50_ms": round(statistics.median(r[0] for r in meaning), 1) if meaning else None,
+                "meaning_p95_ms": round(bench.percentile([r[0] for r in meaning], 95), 1)
+                if meaning
+                else None,
             }
-        conn.close()
         click.echo(json.dumps(out, indent=2))
 
 
