@@ -112,7 +112,12 @@ def main() -> None:
 
 
 def connect(ctx: click.Context, create: bool = True, readonly: bool = False) -> sqlite3.Connection:
-    return db.connect(ctx.obj, create=create, readonly=readonly, upgrade=True)
+    """The index, open until the command ends: closed then, not whenever a reference cycle is
+    collected -- memdex serve runs commands for hours, and a follower Litestream restores
+    into waits until no connection is open."""
+    conn = db.connect(ctx.obj, create=create, readonly=readonly, upgrade=True)
+    ctx.call_on_close(conn.close)
+    return conn
 
 
 def echo_json(data: Any) -> None:
