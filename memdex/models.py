@@ -112,6 +112,8 @@ class Hit:
     # When memdex noticed the document's file was deleted (its root keeps such documents:
     # ingest/departures.py); None while the file is there.
     source_deleted: str | None = None
+    # An agent session's way back in: {argv, cwd, command} (doors/resume.py); None otherwise.
+    resume: dict[str, Any] | None = None
 
     @property
     def own_date(self) -> str | None:
@@ -166,6 +168,7 @@ class Hit:
             "location": self.location,
             "chat": self.chat,
             "source_deleted": self.source_deleted,
+            "resume": self.resume,
             # old names, kept for one release: relevance_score, total_size_bytes, estimated_tokens
             "relevance": self.relevance,
             "size_bytes": self.size_bytes,

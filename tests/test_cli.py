@@ -352,20 +352,37 @@ def test_demo_hint_is_plain_memdex_when_the_path_finds_this_one(monkeypatch: pyt
 
 def test_kinds_lists_the_registry() -> None:
     out = CliRunner().invoke(cli, ["kinds"]).stdout
-    # every description starts in one column: previously claude-code pushed its own out (#26)
-    starts = {len(line) - len(line.split(maxsplit=1)[1]) for line in out.splitlines()}
+    # every description starts in one column: previously claude-code pushed its own out (#26);
+    # an agent's default locations are listed under its description, in that column too (#28)
+    starts = {
+        len(line) - len(line.lstrip()) if line[0] == " " else len(line) - len(line.split(maxsplit=1)[1])
+        for line in out.splitlines()
+    }
     assert len(starts) == 1
-    assert [line.split()[0] for line in out.splitlines()] == [
+    assert [line.split()[0] for line in out.splitlines() if not line.startswith(" ")] == [
         "serena",
         "archive",
         "memory",
+        "aider",
         "note",
         "text",
         "chatgpt",
         "claude",
+        "gemini-cli",
         "gemini",
+        "copilot-cli",
+        "opencode",
         "claude-code",
         "codex",
+    ]
+    defaults = [line.split(maxsplit=1)[1] for line in out.splitlines() if line.startswith(" ")]
+    assert [d.removesuffix(" (found)") for d in defaults] == [
+        "~/.gemini/tmp",
+        "~/.copilot/session-state",
+        "~/.copilot/history-session-state",
+        "$XDG_DATA_HOME/opencode/storage",  # conftest sets XDG_DATA_HOME
+        "~/.claude/projects",
+        "~/.codex/sessions",
     ]
 
 

@@ -159,6 +159,9 @@ def test_filters_and_semantic_reach_the_search(db_path: Path, shared_data: Path)
     assert len(every["data"]["results"]) > 1
     assert [r["chat_id"] for r in project["data"]["results"]] == ["019a93b9-f380-7600-98ff-940e6b99603c"]
     assert project["data"]["filters"]["project"] == "chatbot-ui"
+    assert project["data"]["results"][0]["resume"]["command"] == (  # issue 28: back into the session
+        "cd /home/user/projects/temp/chatbot-ui && codex resume 019a93b9-f380-7600-98ff-940e6b99603c"
+    )
     assert platform["data"]["results"] and {r["platform"] for r in platform["data"]["results"]} == {
         "claude-code"
     }

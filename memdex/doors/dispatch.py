@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memdex.answer import modes
+from memdex.doors.resume import attach as attach_resume
 from memdex.errors import InvalidParameter
 from memdex.models import SearchResult
 from memdex.query.cascade import search
@@ -99,8 +100,10 @@ def run(
 
 
 def _marked(conn: sqlite3.Connection, outcome: Outcome) -> Outcome:
-    "Results whose file was deleted (and kept) say so: ``source_deleted``."
+    """Results whose file was deleted (and kept) say so: ``source_deleted``; agent sessions
+    say how to resume them: ``resume``."""
     mark_hits(conn, outcome.result.hits)
+    attach_resume(conn, outcome.result.hits)
     return outcome
 
 

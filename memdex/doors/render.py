@@ -80,6 +80,8 @@ def results_text(result: SearchResult) -> str:
                 f"{_count(h.chat['chunk_count'], 'chunk')}" + (f" · {', '.join(signals)}" if signals else "")
             )
         lines.append(f"    read: {h.location or h.path}")
+        if h.resume:
+            lines.append(f"    resume: {h.resume['command']}")
         if h.source_deleted:
             lines.append(f"    source deleted {h.source_deleted[:10]}; kept in the index")
         if len(h.matching_chunks) > 1 and result.granularity != "chunk":

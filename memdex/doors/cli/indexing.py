@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from memdex.doors.cli import cli, connect, echo_json, progress_bar
+from memdex.doors.cli import Failure, cli, connect, echo_json, progress_bar
 from memdex.store import db
 
 
@@ -38,6 +38,12 @@ from memdex.store import db
     help="Keep the documents of files deleted from these PATHs, marked 'source deleted' "
     "(default: only agents' session logs); remembered per root.",
 )
+@click.option(
+    "--agents",
+    is_flag=True,
+    help="Also index the coding agents' session folders that exist in their default "
+    "locations (`memdex kinds` lists them); says which it found.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar, no summary, no notes: only new problems.")
 @click.pass_context
@@ -49,6 +55,7 @@ def index(
     max_file_size: float | None,
     chunk_tokens: int | None,
     keep_deleted: bool | None,
+    agents: bool,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -71,16 +78,23 @@ def index(
     Example:
 
         memdex index ~/.claude/mnemonic ./.serena/memories
+
+        memdex index --agents
     """
     from memdex.doors.render import index_notices, index_text, skipped_text
     from memdex.watch.handoff import index_exclusive
 
+    if agents:
+        paths = (*paths, *_agent_folders(kind, quiet))
     if not paths:
         conn = connect(ctx)
         remembered = conn.execute(db.query("root_paths")).fetchall()
         conn.close()
         if not remembered:
-            raise click.UsageError("Nothing to index yet: give a PATH, e.g. `memdex index ~/notes`.")
+            raise click.UsageError(
+                "Nothing to index yet: give a PATH, e.g. `memdex index ~/notes`, or "
+                "`memdex index --agents` for the coding agents' sessions on this machine."
+            )
         if keep_deleted is not None:
             flag = "--keep-deleted" if keep_deleted else "--no-keep-deleted"
             raise click.UsageError(f"{flag} is remembered per root: give the PATHs it is for.")
@@ -110,6 +124,22 @@ def index(
         if not as_json:
             click.echo(skipped_text(report), err=True)
         ctx.exit(1)
+
+
+def _agent_folders(kind: str | None, quiet: bool) -> list[str]:
+    "The agents' default session folders that exist here, each said on stderr (unless quiet)."
+    from memdex.ingest.locations import agent_locations
+
+    if kind:
+        raise click.UsageError("--agents indexes each agent's folder as its own kind: leave --kind out.")
+    places = agent_locations()
+    found = [p for p in places if p["exists"]]
+    if not found:
+        looked = ", ".join(p["path"] for p in places)
+        raise Failure(f"No coding agent's sessions were found here; looked in {looked}.")
+    for place in found if not quiet else []:
+        click.echo(f"Found {place['kind']} sessions in {place['path']}", err=True)
+    return [place["path"] for place in found]
 
 
 @cli.command()

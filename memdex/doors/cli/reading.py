@@ -32,22 +32,36 @@ def _lines(value: str | None) -> tuple[int | None, int | None]:
 @click.option(
     "--max-tokens", type=click.IntRange(min=1), help="Stop at a line boundary before this many tokens."
 )
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Print the command that resumes this agent session (in its folder), not the text; it is not run.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the text with its metadata as JSON.")
 @click.pass_context
-def show(ctx: click.Context, ref: str, lines: str | None, max_tokens: int | None, as_json: bool) -> None:
+def show(
+    ctx: click.Context, ref: str, lines: str | None, max_tokens: int | None, resume: bool, as_json: bool
+) -> None:
     """Print a document (or some of its lines) named the way a search result names it.
 
     REF is an id, a key (chat_id), or a path: absolute, relative to this folder, through a
     symlink or not; what a result's read: line prints works as is (path:10-30 prints those
     lines, path (messages 3-7) those messages). Markdown is read from its file, with the
-    file's own line numbers; a conversation is read from the index.
+    file's own line numbers; a conversation is read from the index. With --resume, an agent
+    session's way back in: `cd <its folder> && claude --resume <id>` and the like; exit 1
+    for a document no agent resumes.
 
     Example:
 
         memdex show 42 --lines 10-30
 
         memdex show ~/notes/deploy.md:14-21
+
+        memdex show 7 --resume
     """
+    if resume:
+        _resume(ctx, ref, as_json)
+        return
     from memdex.store.documents import get_document
 
     start, end = _lines(lines)
@@ -66,3 +80,17 @@ def show(ctx: click.Context, ref: str, lines: str | None, max_tokens: int | None
             f"more: memdex show {doc['id']} --lines {doc['next_line']}-",
             err=True,
         )
+
+
+def _resume(ctx: click.Context, ref: str, as_json: bool) -> None:
+    from memdex.doors.resume import resume_of
+
+    found = resume_of(connect(ctx, create=False, readonly=True), ref)
+    if as_json:
+        echo_json(found)
+        return
+    if not found["cwd"]:  # the command alone may not find the session elsewhere: say so
+        click.echo(
+            f"-- {found['kind']} recorded no folder for this session: run it in the project's", err=True
+        )
+    click.echo(found["command"])

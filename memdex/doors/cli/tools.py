@@ -10,18 +10,33 @@ from memdex.doors.cli import Failure, cli, connect, echo_json
 
 
 @cli.command()
-def kinds() -> None:
-    """List the source kinds memdex can read.
+@click.option("--json", "as_json", is_flag=True, help="Print the kinds and their locations as JSON.")
+def kinds(as_json: bool) -> None:
+    """List the source kinds memdex can read, and where each coding agent keeps its sessions
+    by default ("found": that folder exists here; `memdex index --agents` indexes those).
 
     Example:
 
         memdex kinds
     """
     from memdex.ingest import SOURCES
+    from memdex.ingest.locations import agent_locations
 
+    where: dict[str, list[dict[str, object]]] = {}
+    for entry in agent_locations():
+        where.setdefault(entry["kind"], []).append(entry)
+    if as_json:
+        listed = [
+            {"name": k.name, "description": k.description, "locations": where.get(k.name, [])}
+            for k in SOURCES.values()
+        ]
+        echo_json(listed)
+        return
     width = max(len(k.name) for k in SOURCES.values()) + 2  # the longest name (claude-code) lines up too
     for kind in SOURCES.values():
         click.echo(f"{kind.name:{width}}{kind.description}")
+        for entry in where.get(kind.name, []):
+            click.echo(f"{'':{width}}default: {entry['location']}{' (found)' if entry['exists'] else ''}")
 
 
 @cli.command()
