@@ -32,7 +32,7 @@ import memdex
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # scripts/synth.py, the corpus generator
-DATA = HERE.parent.parent / "shared" / "data"
+DATA = (HERE.parent.parent / "shared" / "data").resolve()
 QUERIES = [
     "disableAllHooks on Windows",
     "worktree isolation",

@@ -40,7 +40,7 @@ import click
 import memdex
 
 HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent / "shared" / "data"
+DATA = (HERE.parent.parent / "shared" / "data").resolve()
 SERENA_QUERIES = HERE / "eval_data" / "serena-queries.jsonl"
 _WORD = re.compile(r"[^\W_]+")
 

@@ -21,7 +21,7 @@ from memdex.ingest.pipeline import index_paths
 from memdex.store import db
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_DATA = Path(os.environ.get("MEMDEX_SHARED_DATA", REPO.parent / "shared" / "data"))
+SHARED_DATA = Path(os.environ.get("MEMDEX_SHARED_DATA", REPO.parent / "shared" / "data")).resolve()
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SAMPLE = REPO / "memdex" / "sample-corpus"
 

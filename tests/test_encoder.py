@@ -28,7 +28,7 @@ from memdex.query.meaning.model import (  # noqa: E402
     resolve_model,
 )
 
-MODEL = Path(__file__).parents[1].parent / "shared" / "data" / "models" / "all-MiniLM-L6-v2"
+MODEL = (Path(__file__).parents[1].parent / "shared" / "data" / "models" / "all-MiniLM-L6-v2").resolve()
 SMALL_FILES = [
     "config.json",
     "tokenizer.json",
