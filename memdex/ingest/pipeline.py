@@ -28,18 +28,18 @@ import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 from memdex.errors import DatabaseError, IngestError, InvalidParameter, raise_errors
-from memdex.ingest import INGEST_VERSION, SOURCES, detect_root_kind, get_kind, kinds_for
+from memdex.ingest import INGEST_VERSION, SOURCES, detect_root_kind, get_kind
 from memdex.ingest.base import MB, SNIFF_BYTES, SourceFile, SourceKind
 from memdex.ingest.departures import Arrivals, keeps
 from memdex.ingest.report import IndexReport, Skipped, root_kind
 from memdex.ingest.roots import Root, Zones, detect_scope, nested_roots, owning_root, roots_to_index
 from memdex.ingest.sessions import TAIL_BYTES, WHOLE_READ_GROWTH, Tail, WholeReadNeeded, tail_hash
-from memdex.ingest.walk import Found, IgnoreList, folder_stat, stat_file, walk
+from memdex.ingest.walk import Found, IgnoreList, stat_file, walk
 from memdex.ingest.writer import BATCH_FILES, WATCH_BATCH_FILES, StoredFile, Writer
 from memdex.store import db
 
@@ -345,7 +345,7 @@ class _Run:
                 return
             self.handled.add(str(path))
             found = stat_file(path, rel, root.path)
-            candidates = self._candidates(root, found) if found is not None else None
+            candidates = root.candidates(found) if found is not None else None
             if candidates:
                 zone, kinds, found = candidates
                 self.report.seen += 1
@@ -363,26 +363,6 @@ class _Run:
         return self.writer.q("error_by_path", {"path": path}).fetchone()
 
     # -- files ---------------------------------------------------------------------------
-    def _candidates(self, root: Root, found: Found) -> tuple[Path, list[SourceKind], Found] | None:
-        """Which kinds may read this file, in which zone. In an aggregate zone (an archive) only
-        the manifest counts, and its stat becomes the whole folder's."""
-        if root.is_dir:
-            zone, zone_kind = root.zones.of(found.path.parent)
-        else:
-            zone, zone_kind = root.path.parent, None
-        kind = SOURCES[zone_kind] if zone_kind else None
-        if kind is not None and kind.aggregate and not root.forced:
-            if found.path != kind.manifest(zone) or found.problem:
-                return None
-            size, mtime_ns = folder_stat(zone)
-            return zone, [kind], replace(found, size=size, mtime_ns=mtime_ns)
-        if zone == root.path:
-            rel = found.rel_path
-        else:
-            rel = os.path.relpath(found.path, zone).replace(os.sep, "/")
-        kinds = kinds_for(rel, root.forced, zone_kind)
-        return (zone, kinds, found) if kinds else None
-
     def _walk(self, root: Root, start: Path, existing: dict[str, StoredFile]) -> tuple[set[str], list[str]]:
         "Process every source file under ``start``; return the paths seen and unlistable folders."
         plan: list[tuple[Found, Path, list[SourceKind]]] = []
@@ -397,7 +377,7 @@ class _Run:
                 unlisted.append(str(found.path) + os.sep)
                 self._skip(root, found, found.problem, remember_stat=False)
                 continue
-            candidates = self._candidates(root, found)
+            candidates = root.candidates(found)
             if candidates:
                 zone, kinds, found = candidates
                 plan.append((found, zone, kinds))

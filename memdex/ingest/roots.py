@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from memdex.errors import InvalidParameter, MemdexError
 from memdex.ingest import detect_root_kind, get_kind, kinds_for
+from memdex.ingest.base import SourceKind
+from memdex.ingest.walk import Found, folder_stat
 from memdex.store import db
 
 
@@ -80,6 +82,26 @@ class Root:
     def is_dir(self) -> bool:
         "Whether the root is a folder; looked up once per run, not once per file."
         return self.path.is_dir()
+
+    def candidates(self, found: Found) -> tuple[Path, list[SourceKind], Found] | None:
+        """Which kinds may read this file, in which zone. In an aggregate zone (an archive) only
+        the manifest counts, and its stat becomes the whole folder's."""
+        if self.is_dir:
+            zone, zone_kind = self.zones.of(found.path.parent)
+        else:
+            zone, zone_kind = self.path.parent, None
+        kind = get_kind(zone_kind) if zone_kind else None
+        if kind is not None and kind.aggregate and not self.forced:
+            if found.path != kind.manifest(zone) or found.problem:
+                return None
+            size, mtime_ns = folder_stat(zone)
+            return zone, [kind], replace(found, size=size, mtime_ns=mtime_ns)
+        if zone == self.path:
+            rel = found.rel_path
+        else:
+            rel = os.path.relpath(found.path, zone).replace(os.sep, "/")
+        kinds = kinds_for(rel, self.forced, zone_kind)
+        return (zone, kinds, found) if kinds else None
 
 
 def nested_roots(root: str, all_roots: list[str]) -> set[str]:
