@@ -75,7 +75,7 @@ def test_a_deleted_session_stays_searchable_marked_until_purged(db_path: Path, p
     status = as_json(db_path, "status")
     assert status["counts"]["source_deleted"] == 1
     assert [(r["keep_deleted"], r["source_deleted"]) for r in status["roots"]] == [(None, 1)]
-    assert "Source deleted: 1 document kept after their file was deleted" in run(db_path, "status").stdout
+    assert "Source deleted: 1 document kept in the index" in run(db_path, "status").stdout
 
     # Indexed again, and by a watcher's catch-up: still kept, noticed on the same date.
     again = as_json(db_path, "index", str(projects))

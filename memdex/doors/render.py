@@ -188,7 +188,7 @@ def status_text(info: dict[str, Any]) -> str:
     ]
     if c.get("source_deleted"):
         lines.append(
-            f"Source deleted: {_count(c['source_deleted'], 'document')} kept after their file was deleted "
+            f"Source deleted: {_count(c['source_deleted'], 'document')} kept in the index "
             "(memdex roots purge-deleted drops them)"
         )
     if info["kinds"]:
