@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 from pathlib import Path
@@ -171,6 +172,12 @@ def serve(
     from memdex.serve.server import Server, run
 
     _log_to(log_file)
+    if http and not auth.is_loopback(host) and not tls_cert:
+        logging.getLogger("memdex.serve").warning(
+            "serving HTTP on %s without TLS: the token travels in clear text; give --tls-cert and "
+            "--tls-key, or put a TLS proxy in front (docs/serve.md)",
+            host,
+        )
     watcher = None
     if not read_only:
         from memdex.watch.service import WatchService
