@@ -11,7 +11,9 @@ The public API, loaded on first use so that ``memdex search`` imports only what 
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing stays unimported: `memdex search` asks a server before anything else
+if TYPE_CHECKING:
+    from typing import Any
 
 __version__ = "0.1.0"
 

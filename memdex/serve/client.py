@@ -9,11 +9,14 @@ server is another version, serves another index or cannot take this caller's env
 
 from __future__ import annotations
 
+import _socket  # socket's C core: the socket module's enums cost milliseconds at each start
 import json
 import os
-import socket
 import sys
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 PROTOCOL = 1
 SERVED = ("search", "ask", "show")
@@ -100,7 +103,7 @@ def exchange(path: str, request: dict[str, Any], timeout: float | None = None) -
             return None  # a socket another user made is not this user's server
     except OSError:
         return None
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(CONNECT_SECONDS)
         sock.connect(path)
