@@ -934,6 +934,8 @@ COMMANDS = {
     "meaning_scale": "python scripts/bench_meaning.py scale > docs/benchmarks/meaning_scale.json",
     "meaning_eval": "python scripts/eval.py --model ../shared/data/models/all-MiniLM-L6-v2 --split S"
     " > docs/benchmarks/meaning_eval.json",
+    "serve_cli": "python scripts/bench_serve.py cli > docs/benchmarks/serve_cli.json",
+    "serve_http": "python scripts/bench_serve.py http > docs/benchmarks/serve_http.json",
 }
 
 
@@ -1335,6 +1337,39 @@ def report(results: Path) -> None:
                 "index_seconds",
                 "conversations_per_second",
                 "database_bytes",
+            ],
+        ),
+        (
+            "memdex serve: `memdex search` answered by the server, beside in-process and `python -c pass`",
+            "serve_cli",
+            [
+                "corpus",
+                "runs",
+                "python -c pass",
+                "served meaning",
+                "in-process meaning",
+                "served words",
+                "in-process words",
+                "target_s",
+                "served_meaning_within_target",
+                "warm",
+            ],
+        ),
+        (
+            "memdex serve: concurrent HTTP clients",
+            "serve_http",
+            [
+                "clients",
+                "searches_each",
+                "requests",
+                "errors",
+                "seconds",
+                "requests_per_s",
+                "server_cpu_per_request_ms",
+                "p50_ms",
+                "p95_ms",
+                "p99_ms",
+                "max_ms",
             ],
         ),
     ):

@@ -57,7 +57,7 @@ class HttpServer:
     def __init__(self, db_path: Path, settings: HttpSettings) -> None:
         self.db_path = db_path
         self.settings = settings
-        self.requests = 0
+        self.guard: Guard | None = None
         self._server: Any = None
         self._thread: threading.Thread | None = None
 
@@ -99,6 +99,11 @@ class HttpServer:
         host = f"[{s.host}]" if family == socket.AF_INET6 else s.host
         return f"{s.scheme}://{host}:{port}"
 
+    @property
+    def requests(self) -> int:
+        "HTTP requests answered so far (refused ones included)."
+        return self.guard.requests if self.guard else 0
+
     def stop(self) -> None:
         if self._server is not None:
             self._server.should_exit = True
@@ -118,7 +123,7 @@ class HttpServer:
             ("/show", endpoints.show),
             ("/health", endpoints.health),
         ):
-            mcp.custom_route(path, methods=["GET"])(_route(handler, self))
+            mcp.custom_route(path, methods=["GET"])(_route(handler))
         s = self.settings
         hosts = None
         if s.token is None:  # loopback: this machine's names only, as memdex mcp --http
@@ -132,17 +137,17 @@ class HttpServer:
         else:  # the token decides; behind a proxy the Host is a name only the proxy knows
             security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
         inner = mcp.streamable_http_app(transport_security=security, host=s.host)
-        return Guard(inner, s.token, hosts)
+        self.guard = Guard(inner, s.token, hosts)
+        return self.guard
 
 
-def _route(handler: Callable[[list[tuple[str, str]]], tuple[int, bytes]], server: HttpServer) -> Any:
+def _route(handler: Callable[[list[tuple[str, str]]], tuple[int, bytes]]) -> Any:
     "A Starlette endpoint running ``handler`` on a worker thread."
     import anyio.to_thread
     from starlette.requests import Request
     from starlette.responses import Response
 
     async def endpoint(request: Request) -> Response:
-        server.requests += 1
         status, body = await anyio.to_thread.run_sync(partial(handler, request.query_params.multi_items()))
         return Response(body, status_code=status, media_type="application/json")
 
@@ -156,9 +161,11 @@ class Guard:
         self.app = app
         self.token = token
         self.hosts = hosts
+        self.requests = 0  # counted on the event loop's thread alone
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
+            self.requests += 1
             headers = dict(scope["headers"])
             status = 0
             if self.token is not None and not authorized(headers.get(b"authorization"), self.token):
