@@ -54,6 +54,8 @@ COMMANDS = {
     "demo": "tools",
     "synonyms": "tools",
     "embed": "embedding",
+    "setup": "agents",
+    "context": "agents",
 }
 
 
