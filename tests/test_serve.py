@@ -126,13 +126,14 @@ def served_count(db_path: Path) -> tuple[int, int]:
     ],
 )
 def test_the_same_output_served_or_in_process(served: Served, args: tuple[str, ...]) -> None:
+    "The served command line against the CLI run here (the server stopped: see the kill -9 test)."
     before = served_count(served.db)
     answered = memdex(served.db, *args)
     assert served_count(served.db) == (before[0] + 1, before[1]), "the server did not answer it"
-    alone = memdex(served.db, *args, served=False)
-    assert answered[0] == alone[0]
-    assert without_timings(answered[1]) == without_timings(alone[1])
-    assert answered[2] == alone[2]
+    alone = CliRunner().invoke(cli, ["--db", str(served.db), *args], prog_name="memdex")
+    assert answered[0] == alone.exit_code
+    assert without_timings(answered[1]) == without_timings(alone.stdout)
+    assert answered[2] == alone.stderr
     assert answered[1] or answered[2]
 
 
@@ -223,10 +224,13 @@ def test_killed_then_restarted_then_stopped_cleanly(tmp_path: Path) -> None:
     first.proc.wait(10)
     sock = Path(client.socket_path(str(db_path)))
     assert sock.exists()
-    code, out, _ = memdex(db_path, "search", "billing")
-    assert code == 0 and "PostgreSQL" in out
+    alone = [memdex(db_path, "search", "billing"), memdex(db_path, "search", "billing", "--json")]
+    assert alone[0][0] == 0 and "PostgreSQL" in alone[0][1]
     second = start_server(db_path, "--read-only")
-    assert memdex(db_path, "search", "billing") == (code, out, "")
+    served = [memdex(db_path, "search", "billing"), memdex(db_path, "search", "billing", "--json")]
+    assert served[0] == alone[0]
+    assert without_timings(served[1][1]) == without_timings(alone[1][1])
+    assert client.ping(str(db_path))["requests"]["cli"] == 2  # type: ignore[index]
     assert stop_server(second) == 0
     assert not sock.exists()
     assert "stopped serving" in second.log.read_text()
