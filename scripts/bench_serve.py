@@ -148,7 +148,7 @@ def cli_searches(db_path: Path | None, corpus: Path, model: Path, runs: int) -> 
                     if name in server_cpu:
                         server_cpu[name] += _cpu_seconds(pid) - before
             served = client.ping(str(index)) or {}
-        out: dict = {"corpus": bench.shown(corpus), "runs": runs, "warm": state.get("warm")}
+        out: dict = {"corpus": bench.shown(db_path or corpus), "runs": runs, "warm": state.get("warm")}
         out |= {name: bench.medians(s) for name, s in samples.items()}
         for name, total in server_cpu.items():
             out[name]["server_cpu_mean_s"] = round(total / runs, 4)
@@ -193,7 +193,7 @@ def http_load(db_path: Path | None, corpus: Path, model: Path, clients: int, sea
                     conn.request("GET", path)
                     response = conn.getresponse()
                     body = response.read()
-                    if response.status != 200 or not json.loads(body).get("results"):
+                    if response.status != 200 or "results" not in json.loads(body):
                         failed.append(f"{response.status}: {body[:200]!r}")
                 except (OSError, http.client.HTTPException, ValueError) as exc:
                     failed.append(repr(exc))
@@ -217,7 +217,7 @@ def http_load(db_path: Path | None, corpus: Path, model: Path, clients: int, sea
         cpu = _cpu_seconds(pid) - cpu
         ms = sorted(x * 1000 for x in latencies)
         out = {
-            "corpus": bench.shown(corpus),
+            "corpus": bench.shown(db_path or corpus),
             "clients": clients,
             "searches_each": searches,
             "requests": len(ms),
