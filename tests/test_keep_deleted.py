@@ -65,6 +65,11 @@ def test_a_deleted_session_stays_searchable_marked_until_purged(db_path: Path, p
     assert [r["path"] for r in found] == [str(session)]
     noticed = found[0]["source_deleted"]
     assert noticed and noticed[:2] == "20"
+    conn = db.connect(db_path, create=False)  # the Python API (and Datasette's plugin) too
+    try:
+        assert [h.source_deleted for h in search(conn, QUERY).hits] == [noticed]
+    finally:
+        conn.close()
     text = run(db_path, "search", QUERY).stdout
     assert f"source deleted {noticed[:10]}; kept in the index" in text
     shown = run(db_path, "show", str(found[0]["id"]))

@@ -17,7 +17,6 @@ from memdex.errors import InvalidParameter
 from memdex.models import SearchResult
 from memdex.query.cascade import search
 from memdex.query.request import SearchRequest, as_request
-from memdex.store.deleted import mark_hits
 
 if TYPE_CHECKING:  # answer mode's modules load only when a query asks for an answer
     from memdex.answer.claude import Settings
@@ -100,9 +99,8 @@ def run(
 
 
 def _marked(conn: sqlite3.Connection, outcome: Outcome) -> Outcome:
-    """Results whose file was deleted (and kept) say so: ``source_deleted``; agent sessions
-    say how to resume them: ``resume``."""
-    mark_hits(conn, outcome.result.hits)
+    """Agent sessions say how to resume them: ``resume`` (``source_deleted``, a result whose
+    file was deleted and kept, is the search's own: ``cascade.search``)."""
     attach_resume(conn, outcome.result.hits)
     return outcome
 

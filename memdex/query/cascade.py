@@ -41,6 +41,7 @@ from memdex.query.results import Candidate, best_chunks, build_hits, explainer_f
 from memdex.query.terms import ParsedQuery, Term, all_of, any_of, parse_query
 from memdex.query.themes import patterns_noticed
 from memdex.store import db
+from memdex.store.deleted import mark_hits
 
 if TYPE_CHECKING:
     from memdex.query.meaning.passes import Near
@@ -69,6 +70,7 @@ def search(conn: sqlite3.Connection, request: SearchRequest | str, **options: An
     request.check()
     with snapshot(conn):
         result = _search(conn, request)
+        mark_hits(conn, result.hits)  # every door (Python, Datasette too) says a source is gone
         if request.patterns:
             result.patterns = patterns_noticed(conn, result.hits)
         return result
