@@ -116,7 +116,10 @@ def plan(agent: str, db_path: str | os.PathLike[str] | None) -> Change:
         # runs them without asking, as Claude Code's allow list above does.
         codex = {**server, "default_tools_approval_mode": "approve"}
         return Change(agent, path, {("mcp_servers", SERVER): codex}, command=command, db=index)
-    return Change(agent, path, {("mcpServers", SERVER): server}, command=command, db=index)
+    # trust: Gemini CLI runs the server's tools without a confirmation (and offers them at all
+    # in a non-interactive run); memdex's tools read the index.
+    gemini = {**server, "trust": True}
+    return Change(agent, path, {("mcpServers", SERVER): gemini}, command=command, db=index)
 
 
 def describe(change: Change) -> str:
