@@ -54,6 +54,7 @@ RESULT_FIELDS = {
     "location",
     "chat",
     "source_deleted",
+    "resume",
     # old names, kept for one release
     "relevance",
     "size_bytes",

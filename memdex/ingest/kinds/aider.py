@@ -1,5 +1,8 @@
 """aider: Aider's chat history, ``.aider.chat.history.md`` at the root of a repository.
 
+Found by its name (a markdown file named ``*chat.history*.md`` or ``*chat-history*.md``;
+``--kind aider`` reads any other) and by what it holds: a ``# aider chat started at`` line.
+
 Markdown that Aider appends to as it runs (aider/io.py):
 
 - ``# aider chat started at 2025-07-15 11:38:37`` starts a session (local time): each is a
@@ -166,7 +169,10 @@ class AiderKind(SourceKind):
     resume = Resume(("aider", "--restore-chat-history"))
 
     def claims(self, rel_path: str) -> bool:
-        return self.accepts(rel_path)
+        """A markdown file named as Aider names its history (``.aider.chat.history.md``, or a
+        ``chat-history.md``): any other markdown keeps the notes' size limit, unsniffed."""
+        name = rel_path.rpartition("/")[2].lower()
+        return name.endswith(".md") and ("chat.history" in name or "chat-history" in name)
 
     def sniff(self, data: bytes) -> bool:
         head = data[:SNIFF_BYTES].lstrip(b"\xef\xbb\xbf\r\n")
