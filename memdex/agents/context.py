@@ -84,27 +84,17 @@ def estimate(text: str) -> int:
     return -(-len(text.encode("utf-8")) // 4)
 
 
-def session_kinds() -> list[str]:
-    "The kinds whose documents are agent sessions (the registry's traits; no parser loads)."
-    from memdex.ingest import BUILT_IN
-
-    return [name for name, (_, traits) in BUILT_IN.items() if traits.session_log]
-
-
 def project_context(
     conn: sqlite3.Connection, project: str | os.PathLike[str], max_tokens: int = DEFAULT_TOKENS
 ) -> ProjectContext:
     "What ``conn``'s index holds about the folder ``project``, said within ``max_tokens``."
     folder = os.path.realpath(os.path.abspath(os.path.expanduser(project))).rstrip("/") or "/"
     out = ProjectContext(project=folder, max_tokens=max_tokens)
-    kinds = json.dumps(session_kinds())
-    rows = conn.execute(
-        db.query("agent_context_sessions"), {"kinds": kinds, "project": folder, "limit": SESSIONS}
-    )
+    rows = conn.execute(db.query("agent_context_sessions"), {"project": folder, "limit": SESSIONS})
     out.sessions = [dict(r) for r in rows]
     for session in out.sessions[:SESSIONS_READ]:
         _read_session(conn, session, out)
-    rows = conn.execute(db.query("agent_context_files"), {"kinds": kinds, "project": folder, "limit": POINTS})
+    rows = conn.execute(db.query("agent_context_files"), {"project": folder, "limit": POINTS})
     out.files = [dict(r) for r in rows]
     out.text = render(out)
     return out

@@ -1,12 +1,13 @@
 -- The agent sessions run in a folder or under it (:project, an absolute path), newest first:
--- what memdex's session-start context lists (memdex/agents/context.py). :kinds is a JSON
--- array of the session kinds; the meta's project is the folder the agent ran in.
+-- what memdex's session-start context lists (memdex/agents/context.py). A session is a
+-- conversation (it has a platform) whose meta names the folder the agent ran in (project);
+-- asked this way, the hook loads no kind of the registry.
 SELECT d.id, d.kind, d.key, d.title, d.platform, {{document_date}} AS date,
        json_extract(d.meta, '$.project') AS project,
        json_extract(d.meta, '$.branch') AS branch,
        json_extract(d.meta, '$.message_count') AS message_count
 FROM documents d
-WHERE d.kind IN (SELECT value FROM json_each(:kinds))
+WHERE d.platform IS NOT NULL
   AND (json_extract(d.meta, '$.project') = :project
        OR substr(json_extract(d.meta, '$.project'), 1, length(:project) + 1) = :project || '/')
 ORDER BY date DESC, d.id DESC
