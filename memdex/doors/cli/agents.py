@@ -59,7 +59,7 @@ def context(ctx: click.Context, folder: str | None, max_tokens: int, hook: bool,
 
     Example:
 
-        memdex context ~/src/memdex --max-tokens 300
+        memdex context ~/src/zebra-app --max-tokens 300
     """
     from memdex.agents.context import hook_folder, hook_output, project_context
     from memdex.errors import MemdexError
