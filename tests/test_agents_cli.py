@@ -182,13 +182,21 @@ def world(clis: Clis, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Worl
     codex_home = homes["codex"] / ".codex"
     codex_home.mkdir()
     (homes["gemini"] / ".gemini").mkdir()
+    # and nothing sent anywhere else: no usage statistics, no update checks
     (homes["gemini"] / ".gemini" / "settings.json").write_text(
-        json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}})
+        json.dumps(
+            {
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "privacy": {"usageStatisticsEnabled": False},
+                "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+            }
+        )
     )
     apis = {"claude": AnthropicServer(QUERY), "codex": ResponsesServer(QUERY), "gemini": GeminiServer(QUERY)}
     with apis["claude"], apis["codex"], apis["gemini"]:
         (codex_home / "config.toml").write_text(
-            '# the local model (tests/agent_apis.py)\nmodel = "gpt-5.5"\nmodel_provider = "memdex_test"\n\n'
+            '# the local model (tests/agent_apis.py)\nmodel = "gpt-5.5"\nmodel_provider = "memdex_test"\n'
+            "check_for_update_on_startup = false\n\n[analytics]\nenabled = false\n\n"
             "[model_providers.memdex_test]\n"
             f'name = "memdex test"\nbase_url = "{apis["codex"].url}/v1"\nwire_api = "responses"\n'
             'env_key = "MEMDEX_TEST_KEY"\n'
