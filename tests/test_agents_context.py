@@ -192,6 +192,7 @@ def base_env(tmp_path: Path) -> dict[str, str]:
     return {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "xdg")}
 
 
+@pytest.mark.slow
 def test_the_script_runs_the_hook_with_the_plugins_options(
     indexed: Path, project: Path, tmp_path: Path
 ) -> None:
@@ -218,6 +219,7 @@ def test_the_mcp_server_without_memdex_says_what_to_do(tmp_path: Path) -> None:
     assert "pip install memdex, then run memdex setup claude-code" in out.stderr
 
 
+@pytest.mark.slow
 def test_the_hook_is_silent_when_the_index_is_missing(tmp_path: Path, project: Path) -> None:
     env = {
         **base_env(tmp_path),
