@@ -18,6 +18,7 @@ import os
 import platform
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -43,7 +44,7 @@ CACHE = Path(
     / "memdex-tests"
     / ("agents-" + "-".join(v for v in VERSIONS.values()))
 )
-MEMDEX = str(Path(os.sys.executable).parent / "memdex")
+MEMDEX = str(Path(sys.executable).parent / "memdex")
 PROMPT = "What was our zebra migration plan?"
 NOTE_TITLE = "Zebra migration plan"
 PRIOR_TITLE = "Shard the zebra herd tables"

@@ -4,9 +4,9 @@ declares; and the Claude Code plugin's script that runs it as the session-start 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,7 +19,7 @@ from memdex.ingest.pipeline import index_paths
 from memdex.store import db
 
 SCRIPT = PLUGIN_DIR / "scripts" / "memdex.sh"
-MEMDEX = shutil.which("memdex") or str(Path(os.sys.executable).parent / "memdex")
+MEMDEX = str(Path(sys.executable).parent / "memdex")  # this memdex, not another on the PATH
 
 
 def claude_line(n: int, role: str, text: str, cwd: str, session: str, day: int = 20) -> str:
