@@ -100,3 +100,13 @@ def test_the_manifests_hang_together() -> None:
     hooks = json.loads((PLUGIN_DIR / "hooks" / "hooks.json").read_text())["hooks"]
     (start,) = hooks["SessionStart"]
     assert start["hooks"][0]["command"] == 'sh "${CLAUDE_PLUGIN_ROOT}/scripts/memdex.sh" context --hook'
+
+
+def test_every_file_of_the_plugin_is_package_data() -> None:
+    "A wheel carries the plugin whole: pyproject's patterns name every file (glob skips dot-folders)."
+    import tomllib
+
+    patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    packaged = {p for pattern in patterns["memdex.agents"] for p in PLUGIN_DIR.parent.glob(pattern)}
+    files = {p for p in PLUGIN_DIR.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    assert files and files <= packaged, files - packaged
