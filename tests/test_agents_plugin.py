@@ -104,9 +104,13 @@ def test_the_manifests_hang_together() -> None:
 
 def test_every_file_of_the_plugin_is_package_data() -> None:
     "A wheel carries the plugin whole: pyproject's patterns name every file (glob skips dot-folders)."
+    import glob
     import tomllib
 
     patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
-    packaged = {p for pattern in patterns["memdex.agents"] for p in PLUGIN_DIR.parent.glob(pattern)}
+    # glob.glob as setuptools reads the patterns: ``*`` matches no name starting with a dot
+    packaged = {
+        Path(p) for pattern in patterns["memdex.agents"] for p in glob.glob(str(PLUGIN_DIR.parent / pattern))
+    }
     files = {p for p in PLUGIN_DIR.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
     assert files and files <= packaged, files - packaged
