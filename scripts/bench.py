@@ -1344,6 +1344,7 @@ def report(results: Path) -> None:
             "serve_cli",
             [
                 "corpus",
+                "index",
                 "runs",
                 "python -c pass",
                 "served meaning",
@@ -1359,6 +1360,7 @@ def report(results: Path) -> None:
             "memdex serve: concurrent HTTP clients",
             "serve_http",
             [
+                "corpus",
                 "clients",
                 "searches_each",
                 "requests",
