@@ -382,3 +382,24 @@ def test_aider_quirks_and_broken_lines(conn: sqlite3.Connection, tmp_path: Path)
     assert "Assistant: Defaults" not in body
     assert "Assistant: Bake it ten minutes longer at a higher heat.\n\nrhubarb.py" in body
     assert "Tool: [edit] ```python\n<<<<<<< SEARCH" in body
+
+
+def test_a_gemini_session_resumed_into_jsonl_is_one_document(
+    conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    "A newer Gemini CLI resuming a .json session copies it to <name>.jsonl and goes on there."
+    chats = tmp_path / "chats"
+    chats.mkdir()
+    header = {"sessionId": "dddd4444", "projectHash": "x"}
+    first = gemini_message("u1", "user", "sort the loquat crates")
+    (chats / "session-2026-02-01T08-00-dddd4444.json").write_text(json.dumps({**header, "messages": [first]}))
+    (chats / "session-2026-02-01T08-00-dddd4444.jsonl").write_text(
+        line(header)
+        + line(first)
+        + line(gemini_message("g1", "gemini", "Sorted the loquat crates by weight."))
+    )
+    index_paths(conn, [chats])
+    assert [
+        (r["key"], r["path"][-1])
+        for r in conn.execute("SELECT d.key, f.path FROM documents d JOIN files f ON f.id = d.file_id")
+    ] == [("dddd4444", "l")]

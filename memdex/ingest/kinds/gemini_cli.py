@@ -2,6 +2,8 @@
 
 - ``session-<time>-<id8>.json``: one object ``{sessionId, projectHash, startTime, lastUpdated,
   messages, summary?, kind?, directories?}``, rewritten whole as the session goes: read whole.
+  A newer Gemini CLI resuming it goes on in ``<name>.jsonl`` (copying it there first): a
+  ``.json`` beside its ``.jsonl`` gives no document.
 - ``session-*.jsonl`` (newer builds): a first line with those fields but ``messages``, then
   one message a line; ``{"$set": {...}}`` updates the fields (``messages`` in one replaces
   them all), ``{"$rewindTo": id}`` drops that message and those after it, and a message
@@ -287,6 +289,8 @@ class GeminiCliKind(SessionKind):
     def _parse_json(self, source: SourceFile) -> ParsedFile:
         data = source.json()
         parsed = ParsedFile(kind=self.name)
+        if source.path.with_suffix(".jsonl").is_file():
+            return parsed  # resumed by a newer Gemini CLI, which goes on in <name>.jsonl
         if isinstance(data, dict) and isinstance(data.get("messages"), list):
             reader = self.reader()
             reader.header(data)
