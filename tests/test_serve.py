@@ -54,7 +54,12 @@ def start_server(db_path: Path, *args: str, env: dict[str, str] | None = None) -
         state = client.ping(str(db_path))
         return bool(state and state.get("warm"))
 
-    wait_until(ready, timeout=60)
+    try:
+        wait_until(ready, timeout=60)
+    except BaseException:
+        proc.kill()
+        proc.wait(10)
+        raise
     return Served(db_path, db_path.parent / "sample", proc, log)
 
 
@@ -227,14 +232,16 @@ def test_killed_then_restarted_then_stopped_cleanly(tmp_path: Path) -> None:
     alone = [memdex(db_path, "search", "billing"), memdex(db_path, "search", "billing", "--json")]
     assert alone[0][0] == 0 and "PostgreSQL" in alone[0][1]
     second = start_server(db_path, "--read-only")
-    served = [memdex(db_path, "search", "billing"), memdex(db_path, "search", "billing", "--json")]
-    assert served[0] == alone[0]
-    assert without_timings(served[1][1]) == without_timings(alone[1][1])
-    assert client.ping(str(db_path))["requests"]["cli"] == 2  # type: ignore[index]
-    # nothing keeps the index open between requests (Litestream's follow mode waits for that)
-    fds = Path(f"/proc/{second.proc.pid}/fd")
-    assert str(db_path) not in [os.path.realpath(fd) for fd in fds.iterdir()]
-    assert stop_server(second) == 0
+    try:
+        served = [memdex(db_path, "search", "billing"), memdex(db_path, "search", "billing", "--json")]
+        assert served[0] == alone[0]
+        assert without_timings(served[1][1]) == without_timings(alone[1][1])
+        assert client.ping(str(db_path))["requests"]["cli"] == 2  # type: ignore[index]
+        # nothing keeps the index open between requests (Litestream's follow mode waits for that)
+        fds = Path(f"/proc/{second.proc.pid}/fd")
+        assert str(db_path) not in [os.path.realpath(fd) for fd in fds.iterdir()]
+    finally:
+        assert stop_server(second) == 0
     assert not sock.exists()
     assert "stopped serving" in second.log.read_text()
     status = memdex(db_path, "status")[1]
