@@ -20,6 +20,7 @@ import pytest
 
 from memdex.ingest.pipeline import index_paths
 from memdex.query.cascade import search
+from memdex.serve import client
 from memdex.store import db
 
 from .test_serve import memdex, start_server, stop_server
@@ -78,18 +79,35 @@ def titles(db_path: Path, query: str) -> list[str]:
         conn.close()
 
 
-def test_a_note_written_on_the_serving_host_is_found_on_a_restored_replica(
+def test_a_note_written_on_the_serving_host_is_found_on_a_restored_replica_and_a_follower(
     replicated: tuple[Path, Path, Path], tmp_path: Path
 ) -> None:
     db_path, notes, replica = replicated
     server = start_server(db_path)
+    follower = tmp_path / "follower.db"
+    follow = subprocess.Popen(
+        [litestream(), "restore", "-f", "-follow-interval", "100ms", "-o", str(follower), replica.as_uri()],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         (notes / "puffin.md").write_text("# Puffins\n\nPuffins nest in burrows on the skerry.\n")
         wait_until(lambda: "Puffins" in memdex(db_path, "search", "skerry")[1], timeout=20)
         copy = tmp_path / "restored.db"
         wait_until(lambda: titles(restore(replica, copy), "skerry") == ["Puffins"], timeout=30)
         assert titles(copy, "gannets") == ["Gannets"]
+        # a second machine follows the replica and serves it read-only; a later note reaches it
+        wait_until(follower.exists, timeout=20)
+        reader = start_server(follower, "--read-only")
+        try:
+            (notes / "tern.md").write_text("# Terns\n\nArctic terns migrate from pole to pole.\n")
+            wait_until(lambda: "Terns" in memdex(follower, "search", "arctic")[1], timeout=30)
+            assert client.ping(str(follower))["requests"]["cli"] >= 1  # type: ignore[index]
+        finally:
+            assert stop_server(reader) == 0
     finally:
+        follow.send_signal(signal.SIGTERM)
+        follow.wait(30)
         assert stop_server(server) == 0
 
 
