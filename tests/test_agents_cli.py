@@ -330,8 +330,7 @@ def test_the_sessions_the_agents_wrote_are_indexed_and_found(world: World) -> No
         results = json.loads(found.stdout)["results"]
         assert results, f"no {platform_name} session found: {indexed.stdout}"
         assert results[0]["platform"] == platform_name
-        if name != "gemini":  # Gemini CLI's first user message is its own <session_context> (reported)
-            assert results[0]["title"] == PROMPT
+        assert results[0]["title"] == PROMPT  # Gemini CLI's own <session_context> turn is no title
         assert Path(results[0]["path"]).is_relative_to(world.runs[name].home)
 
 

@@ -244,6 +244,25 @@ def test_gemini_jsonl_updates_replace_and_rewind(conn: sqlite3.Connection, tmp_p
     assert [h.key for h in search(conn, "kumquat").hits] == ["aaaa1111-2222"]
 
 
+def test_gemini_clis_own_context_is_no_title_and_no_user_turn(
+    conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    "Gemini CLI 0.61 opens a session with a user turn of its own, <session_context>; its UI hides it."
+    chats = tmp_path / ".gemini" / "tmp" / "my-app" / "chats"
+    chats.mkdir(parents=True)
+    context = "<session_context>\nThis is the Gemini CLI. We are setting up the context.\n</session_context>"
+    (chats / "session-2026-05-02T09-00-bbbb2222.jsonl").write_text(
+        line({"sessionId": "bbbb2222-3333", "projectHash": "x", "startTime": "2026-05-02T09:00:00Z"})
+        + line(gemini_message("u0", "user", context))
+        + line(gemini_message("u1", "user", "graft the quince onto the pear stock"))
+        + line(gemini_message("g1", "gemini", "Cleft grafting works for quince on pear."))
+    )
+    index_paths(conn, [tmp_path / ".gemini"])
+    assert conn.execute("SELECT title FROM documents").fetchone()[0] == "graft the quince onto the pear stock"
+    body = "\n".join(r[0] for r in conn.execute("SELECT text FROM chunks ORDER BY seq"))
+    assert "Tool: <session_context>" in body and "User: <session_context>" not in body
+
+
 def test_gemini_logs_and_checkpoints(conn: sqlite3.Connection, tmp_path: Path) -> None:
     project = tmp_path / "tmp" / "3f2a"  # an older build's hashed folder: projects.json names it
     (project / "chats").mkdir(parents=True)

@@ -49,6 +49,7 @@ from memdex.ingest.sessions import (
 from memdex.models import ParsedFile
 from memdex.utils import as_date
 
+_INJECTED = ("<session_context>", "<hook_context>")  # user turns Gemini CLI writes itself
 _CHECKPOINT = re.compile(rb'^\s*(\{\s*"history"\s*:\s*)?\[\s*\{\s*"(role|parts)"\s*:')
 
 
@@ -189,7 +190,9 @@ class GeminiCliReader(SessionReader):
         time = as_date(record.get("timestamp"))
         kind = record.get("type")
         text = content_text(record.get("content")).strip()
-        if kind == "user":
+        if kind == "user" and text.startswith(_INJECTED):
+            self.say("tool", trimmed(text), time)  # the CLI's context: hidden in its own UI too
+        elif kind == "user":
             self.say("user", trimmed(text, TEXT_BYTES), time)
             if text and not text.startswith("/") and self.title_from not in ("summary", "prompt"):
                 self.title, self.title_from = first_words(text), "prompt"
