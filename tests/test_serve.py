@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -140,6 +141,24 @@ def test_the_same_output_served_or_in_process(served: Served, args: tuple[str, .
     assert without_timings(answered[1]) == without_timings(alone.stdout)
     assert answered[2] == alone.stderr
     assert answered[1] or answered[2]
+
+
+@pytest.mark.slow
+def test_the_session_start_hook_is_served_with_what_it_read_on_stdin(served: Served) -> None:
+    "The agents' hook (`context --hook`) reads Claude Code's JSON on stdin: the server gets it."
+    hook = json.dumps({"session_id": "s", "cwd": str(served.db.parent / "sample"), "source": "startup"})
+    before = served_count(served.db)
+    done = subprocess.run(
+        [sys.executable, "-m", "memdex", "--db", str(served.db), "context", "--hook"],
+        input=hook,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert served_count(served.db) == (before[0] + 1, before[1]), "the server did not answer it"
+    alone = CliRunner().invoke(cli, ["--db", str(served.db), "context", "--hook"], input=hook)
+    assert (done.returncode, done.stdout) == (alone.exit_code, alone.stdout)
+    assert "sample" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
 
 
 @pytest.mark.slow

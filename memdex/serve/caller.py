@@ -10,6 +10,7 @@ costs little: searches are Python, one at a time under the GIL anyway.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 import threading
@@ -119,19 +120,24 @@ def route_output() -> None:
 
 
 @contextmanager
-def as_caller(gate: Gate, cwd: str, env: dict[str, str], tty: tuple[bool, bool]) -> Iterator[list[list[Any]]]:
-    """The caller's folder and environment in place, the gate held whole, and what this thread
-    prints recorded (yielded: [stream, text] chunks); all put back after."""
+def as_caller(
+    gate: Gate, cwd: str, env: dict[str, str], tty: tuple[bool, bool], stdin: str = ""
+) -> Iterator[list[list[Any]]]:
+    """The caller's folder, environment and stdin (what it piped, else nothing: never the
+    server's own) in place, the gate held whole, and what this thread prints recorded
+    (yielded: [stream, text] chunks); all put back after."""
     with gate.whole():
-        saved_cwd = os.getcwd()
+        saved_cwd, saved_stdin = os.getcwd(), sys.stdin
         names = {n for n in os.environ if relevant(n)} | set(env)
         saved = {n: os.environ.get(n) for n in names}
         os.chdir(cwd)
         try:
             _set_env({n: env.get(n) for n in names})
             _recording.chunks, _recording.tty = [], tty
+            sys.stdin = io.StringIO(stdin)
             yield _recording.chunks
         finally:
+            sys.stdin = saved_stdin
             _recording.chunks = None
             _set_env(saved)
             os.chdir(saved_cwd)

@@ -1,4 +1,4 @@
-"""The thin client: ``memdex search|ask|show`` ask a running ``memdex serve`` first.
+"""The thin client: ``memdex search|ask|show|context`` ask a running ``memdex serve`` first.
 
 This module runs before click, sqlite3 or numpy are imported. It finds the socket beside the
 index, sends the command line with the caller's folder and environment, and prints what
@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 PROTOCOL = 1
-SERVED = ("search", "ask", "show")
+SERVED = ("search", "ask", "show", "context")  # context: the agents' session-start hook
+READS_STDIN = ("context",)  # a hook's JSON arrives on stdin: sent with the request
 NO_SERVER_ENV = "MEMDEX_NO_SERVER"  # set (not 0): every command runs in-process
 MAX_SOCKET_PATH = 100  # a socket's path must fit sun_path: 108 bytes on Linux, 104 on macOS
 CONNECT_SECONDS = 1.0
@@ -138,7 +139,16 @@ def request_for(argv: list[str], db_path: str) -> dict[str, Any]:
         "cwd": os.getcwd(),
         "env": {k: v for k, v in os.environ.items() if relevant(k)},
         "tty": [sys.stdout.isatty(), sys.stderr.isatty()],
+        "stdin": _stdin(argv),
     }
+
+
+def _stdin(argv: list[str]) -> str:
+    "What the command would read on stdin: all of it, for the commands that read it from a pipe."
+    command = command_of(argv)[0]
+    if command not in READS_STDIN or sys.stdin is None or sys.stdin.isatty():
+        return ""
+    return sys.stdin.read()
 
 
 def forward(argv: list[str]) -> int | None:

@@ -213,7 +213,8 @@ class Server:
             return self._fallback(why)
         argv = [str(a) for a in request["argv"]]
         tty = tuple(bool(t) for t in request.get("tty", (False, False)))[:2]
-        with as_caller(self.gate, request["cwd"], dict(request["env"]), (tty[0], tty[1])) as out:
+        stdin = str(request.get("stdin") or "")
+        with as_caller(self.gate, request["cwd"], dict(request["env"]), (tty[0], tty[1]), stdin) as out:
             code = run_command(argv)
         self.state["requests"]["cli"] += 1
         return {"exit": code, "out": out}
