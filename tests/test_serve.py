@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -159,6 +160,18 @@ def test_the_session_start_hook_is_served_with_what_it_read_on_stdin(served: Ser
     alone = CliRunner().invoke(cli, ["--db", str(served.db), "context", "--hook"], input=hook)
     assert (done.returncode, done.stdout) == (alone.exit_code, alone.stdout)
     assert "sample" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    # No server for this index: the client read stdin for nothing, and puts it back.
+    alone_db = served.db.parent / "unserved.db"
+    with sqlite3.connect(served.db) as source, sqlite3.connect(alone_db) as copy:
+        source.backup(copy)
+    unserved = subprocess.run(
+        [sys.executable, "-m", "memdex", "--db", str(alone_db), "context", "--hook"],
+        input=hook,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert unserved.stdout.replace(str(alone_db), str(served.db)) == done.stdout
 
 
 @pytest.mark.slow

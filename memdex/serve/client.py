@@ -172,6 +172,10 @@ def forward(argv: list[str]) -> int | None:
         sys.stderr.write("\nAborted!\n")  # what click prints for Ctrl-C
         return 1
     if reply is None or "exit" not in reply:
+        if request["stdin"]:  # read for the server: put back for the command run in-process
+            import io
+
+            sys.stdin = io.StringIO(request["stdin"])
         return None
     for stream, text in reply.get("out", []):
         out = sys.stdout if stream == 1 else sys.stderr
