@@ -237,31 +237,47 @@ class SessionKind(SourceKind):
         if reader.messages and not tail.state.get("chunks"):
             raise WholeReadNeeded("the session had no messages: its document is written whole")
         conversation = reader.conversation(source.path.stem)
-        bound = (source.chunk_tokens or DEFAULT_CHAT_TOKENS) * 4
-        chunks = chunk_messages(conversation.messages, conversation.title, bound, first=reader.count)
-        state = reader.state()
-        state["chunks"] = int(tail.state.get("chunks", 0)) + len(chunks)
-        known = tail.state.get("signals", {})
-        state["signals"] = {k: bool(known.get(k)) or v for k, v in signals(reader.messages).items()}
-        meta = {
-            **reader.meta,
-            "message_count": state["count"],
-            "chunk_count": state["chunks"],
-            **state["signals"],
-        }
-        document = Document(
-            key=conversation.id,
-            kind=self.name,
-            title=conversation.title,
-            chunks=chunks,
-            size_bytes=sum(len(m.text.encode("utf-8")) for m in reader.messages),
-            platform=self.reader.platform,
-            date=conversation.updated or conversation.created,
-            created=conversation.created,
-            modified=conversation.updated,
-            meta=meta,
-        )
+        date = conversation.updated or conversation.created
+        document, state = continued(self.name, self.reader.platform, reader, conversation, source, tail, date)
         return Appended(document, tail.offset + lines.end, tail.lines + lines.count, state, lines.broken)
+
+
+def continued(
+    kind: str,
+    platform: str,
+    reader: SessionReader,
+    conversation: Conversation,
+    source: SourceFile,
+    tail: Tail,
+    date: str | None,
+) -> tuple[Document, dict[str, Any]]:
+    """The document of what a session said since ``tail`` (its chunks numbered on from the
+    tail's), and the state the next read goes on from."""
+    bound = (source.chunk_tokens or DEFAULT_CHAT_TOKENS) * 4
+    chunks = chunk_messages(reader.messages, conversation.title, bound, first=reader.count)
+    state = reader.state()
+    state["chunks"] = int(tail.state.get("chunks", 0)) + len(chunks)
+    known = tail.state.get("signals", {})
+    state["signals"] = {k: bool(known.get(k)) or v for k, v in signals(reader.messages).items()}
+    meta = {
+        **reader.meta,
+        "message_count": state["count"],
+        "chunk_count": state["chunks"],
+        **state["signals"],
+    }
+    document = Document(
+        key=conversation.id,
+        kind=kind,
+        title=conversation.title,
+        chunks=chunks,
+        size_bytes=sum(len(m.text.encode("utf-8")) for m in reader.messages),
+        platform=platform,
+        date=date,
+        created=conversation.created,
+        modified=conversation.updated,
+        meta=meta,
+    )
+    return document, state
 
 
 def first_text(blocks: Any) -> str:

@@ -31,9 +31,7 @@ from typing import Any
 
 from memdex.ingest.base import MB, SNIFF_BYTES, Resume, SourceFile, SourceKind
 from memdex.ingest.chat import (
-    DEFAULT_CHAT_TOKENS,
     Conversation,
-    chunk_messages,
     first_words,
     signals,
     to_document,
@@ -44,10 +42,11 @@ from memdex.ingest.sessions import (
     SessionReader,
     Tail,
     WholeReadNeeded,
+    continued,
     tail_hash,
     trimmed,
 )
-from memdex.models import Document, ParsedFile
+from memdex.models import ParsedFile
 
 START = "# aider chat started at "
 _FENCE = re.compile(r"^(```|~~~)")
@@ -240,29 +239,8 @@ class AiderKind(SourceKind):
         if not tail.state.get("chunks") and any(m.role in ("user", "assistant") for m in session.messages):
             raise WholeReadNeeded("the session had said nothing: its document is written whole")
         conversation = _conversation(session)
-        bound = (source.chunk_tokens or DEFAULT_CHAT_TOKENS) * 4
-        chunks = chunk_messages(session.messages, conversation.title, bound, first=session.count)
-        state = session.state()
-        state["chunks"] = int(tail.state.get("chunks", 0)) + len(chunks)
-        known = tail.state.get("signals", {})
-        state["signals"] = {k: bool(known.get(k)) or v for k, v in signals(session.messages).items()}
-        meta = {
-            **session.meta,
-            "message_count": state["count"],
-            "chunk_count": state["chunks"],
-            **state["signals"],
-        }
-        document = Document(
-            key=conversation.id,
-            kind=self.name,
-            title=conversation.title,
-            chunks=chunks,
-            size_bytes=sum(len(m.text.encode("utf-8")) for m in session.messages),
-            platform="aider",
-            date=conversation.created,
-            created=conversation.created,
-            modified=conversation.updated,
-            meta=meta,
+        document, state = continued(
+            self.name, "aider", session, conversation, source, tail, conversation.created
         )
         return Appended(document, tail.offset + end, tail.lines + len(lines), state, skipped)
 
