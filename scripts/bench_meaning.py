@@ -234,6 +234,26 @@ def synthesise(db_path: Path, notes: int, vectors: int, model: Path) -> None:
     conn.close()
 
 
+def _counts(db_path: Path) -> dict[str, int]:
+    import sqlite3
+
+    with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as conn:
+        chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        vectors = conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0]
+    return {"chunks": chunks, "vectors": vectors}
+
+
+def _kept(work: Path | None, tmp: Path, name: str, keep: bool) -> tuple[Path, bool]:
+    "Where an index is built (--work, else a temporary folder), and whether --keep found it."
+    db_path = (work or tmp) / name / f"{name}.db"
+    if keep and db_path.exists():
+        return db_path, True
+    if db_path.parent.exists():
+        shutil.rmtree(db_path.parent)
+    db_path.parent.mkdir(parents=True)
+    return db_path, False
+
+
 def _build_serena(db_path: Path, corpus: Path, model: Path, env: dict[str, str]) -> dict:
     memdex_cli = _memdex(db_path)
     bench.timed_process([*memdex_cli, "index", "-q", str(corpus)], env=env)
@@ -293,7 +313,7 @@ def _cli_searches(indexes: dict[str, Path], variants: Variants, queries: list[st
     default=DATA / "serena-memories",
     show_default=True,
 )
-@click.option("--notes", default=28_000, show_default=True, help="Generated notes for the large index.")
+@click.option("--notes", default=28_600, show_default=True, help="Generated notes for the large index.")
 @click.option("--vectors", default=100_000, show_default=True, help="Random vectors in the large index.")
 @click.option("--model", type=click.Path(file_okay=False, path_type=Path), default=MODEL, show_default=True)
 @click.option("--runs", default=11, show_default=True, help="Runs of each search command, alternating.")
@@ -302,7 +322,24 @@ def _cli_searches(indexes: dict[str, Path], variants: Variants, queries: list[st
     type=click.Path(file_okay=False, exists=True, path_type=Path),
     help="A checkout of the memdex to compare with, searched in alternate runs.",
 )
-def search(corpus: Path, notes: int, vectors: int, model: Path, runs: int, previous: Path | None) -> None:
+@click.option(
+    "--work",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Build the indexes here (and keep them); default: a temporary folder.",
+)
+@click.option(
+    "--keep", is_flag=True, help="Reuse the indexes --work already holds (built by the same memdexes)."
+)
+def search(
+    corpus: Path,
+    notes: int,
+    vectors: int,
+    model: Path,
+    runs: int,
+    previous: Path | None,
+    work: Path | None,
+    keep: bool,
+) -> None:
     """`memdex search` start to exit with meaning, on the Serena index and on a large one
     (generated notes, random vectors), beside words only and beside a previous memdex.
 
@@ -313,13 +350,19 @@ def search(corpus: Path, notes: int, vectors: int, model: Path, runs: int, previ
     with tempfile.TemporaryDirectory() as tmp:
         variants = _variants(previous, Path(tmp))
         out: dict = {"runs": runs, "variants": sorted(variants)}
-        serena = Path(tmp) / "serena" / "serena.db"
-        serena.parent.mkdir()
-        out["serena"] = _build_serena(serena, corpus, model, _builder(variants))
+        serena, kept = _kept(work, Path(tmp), "serena", keep)
+        out["serena"] = (
+            {"corpus": bench.shown(corpus)}
+            if kept
+            else _build_serena(serena, corpus, model, _builder(variants))
+        )
+        out["serena"] |= _counts(serena)
         out["serena"] |= _cli_searches(_copies(serena, variants), variants, QUERIES, runs)
-        large = Path(tmp) / "large" / "large.db"
-        large.parent.mkdir()
-        out["large"] = _build_synthetic(large, notes, vectors, model, _builder(variants))
+        large, kept = _kept(work, Path(tmp), "large", keep)
+        out["large"] = (
+            {"notes": notes} if kept else _build_synthetic(large, notes, vectors, model, _builder(variants))
+        )
+        out["large"] |= _counts(large)
         out["large"] |= _cli_searches(_copies(large, variants), variants, QUERIES, runs)
         click.echo(json.dumps(out, indent=2))
 
@@ -345,7 +388,7 @@ def latency(db_path: Path, count: int, notes: int) -> None:
 
 
 @cli.command()
-@click.option("--notes", default=28_000, show_default=True, help="Generated notes (about 3.6 chunks each).")
+@click.option("--notes", default=28_600, show_default=True, help="Generated notes (about 3.5 chunks each).")
 @click.option("--vectors", default=100_000, show_default=True, help="Random vectors to search.")
 @click.option("--model", type=click.Path(file_okay=False, path_type=Path), default=MODEL, show_default=True)
 @click.option("--rounds", default=5, show_default=True, help="Processes per variant, alternating.")
@@ -354,7 +397,17 @@ def latency(db_path: Path, count: int, notes: int) -> None:
     type=click.Path(file_okay=False, exists=True, path_type=Path),
     help="A checkout of the memdex to compare with, in alternate processes.",
 )
-def scale(notes: int, vectors: int, model: Path, rounds: int, previous: Path | None) -> None:
+@click.option(
+    "--work",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Build the indexes here (and keep them); default: a temporary folder.",
+)
+@click.option(
+    "--keep", is_flag=True, help="Reuse the indexes --work already holds (built by the same memdexes)."
+)
+def scale(
+    notes: int, vectors: int, model: Path, rounds: int, previous: Path | None, work: Path | None, keep: bool
+) -> None:
     """In-process search latency with meaning at many vectors (random unit vectors: the cost
     of the search, not its quality): p50/p95 over 45 queries a process, wall and CPU.
 
@@ -364,9 +417,11 @@ def scale(notes: int, vectors: int, model: Path, rounds: int, previous: Path | N
     """
     with tempfile.TemporaryDirectory() as tmp:
         variants = _variants(previous, Path(tmp))
-        large = Path(tmp) / "large" / "large.db"
-        large.parent.mkdir()
-        out: dict = _build_synthetic(large, notes, vectors, model, _builder(variants))
+        large, kept = _kept(work, Path(tmp), "large", keep)
+        out: dict = (
+            {"notes": notes} if kept else _build_synthetic(large, notes, vectors, model, _builder(variants))
+        )
+        out |= _counts(large)
         indexes = _copies(large, variants)
         for name, db_path in indexes.items():  # first use: migrate, write the matrix file
             bench.timed_process([*_memdex(db_path), "search", QUERIES[0]], env=variants[name])
