@@ -143,19 +143,23 @@ def corpus(corpus: Path, model: Path, runs: int) -> None:
 Variants = dict[str, dict[str, str]]  # name -> environment of its processes
 
 
-def _variants(previous: Path | None, tmp: Path) -> Variants:
-    current = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    out = {"current": current}
+def _variants(previous: Path | None, current: Path | None, tmp: Path) -> Variants:
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = {
+        "current": base
+        if current is None
+        else {**base, "PYTHONPATH": str(_overlay(current, tmp / "current"))}
+    }
     if previous is not None:
-        out["previous"] = {**current, "PYTHONPATH": str(_overlay(previous, tmp))}
+        out["previous"] = {**base, "PYTHONPATH": str(_overlay(previous, tmp / "previous"))}
     return out
 
 
-def _overlay(checkout: Path, tmp: Path) -> Path:
+def _overlay(checkout: Path, folder: Path) -> Path:
     """A folder whose ``memdex`` is the checkout's package with ``schema`` inside it, as an
     install has it (a checkout keeps schema/ beside memdex/; the editable install of this
-    checkout would otherwise lend the previous memdex this one's schema)."""
-    package = tmp / "previous" / "memdex"
+    checkout would otherwise lend another memdex this one's schema)."""
+    package = folder / "memdex"
     package.mkdir(parents=True)
     for child in (checkout / "memdex").iterdir():
         (package / child.name).symlink_to(child.resolve())
@@ -330,6 +334,11 @@ def _cli_searches(indexes: dict[str, Path], variants: Variants, queries: list[st
 @click.option(
     "--keep", is_flag=True, help="Reuse the indexes --work already holds (built by the same memdexes)."
 )
+@click.option(
+    "--current",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="A checkout to measure instead of this one (e.g. its last commit, while others edit).",
+)
 def search(
     corpus: Path,
     notes: int,
@@ -339,6 +348,7 @@ def search(
     previous: Path | None,
     work: Path | None,
     keep: bool,
+    current: Path | None,
 ) -> None:
     """`memdex search` start to exit with meaning, on the Serena index and on a large one
     (generated notes, random vectors), beside words only and beside a previous memdex.
@@ -348,7 +358,7 @@ def search(
         python scripts/bench_meaning.py search --previous ../prev --runs 11
     """
     with tempfile.TemporaryDirectory() as tmp:
-        variants = _variants(previous, Path(tmp))
+        variants = _variants(previous, current, Path(tmp))
         out: dict = {"runs": runs, "variants": sorted(variants)}
         serena, kept = _kept(work, Path(tmp), "serena", keep)
         out["serena"] = (
@@ -405,8 +415,20 @@ def latency(db_path: Path, count: int, notes: int) -> None:
 @click.option(
     "--keep", is_flag=True, help="Reuse the indexes --work already holds (built by the same memdexes)."
 )
+@click.option(
+    "--current",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="A checkout to measure instead of this one (e.g. its last commit, while others edit).",
+)
 def scale(
-    notes: int, vectors: int, model: Path, rounds: int, previous: Path | None, work: Path | None, keep: bool
+    notes: int,
+    vectors: int,
+    model: Path,
+    rounds: int,
+    previous: Path | None,
+    work: Path | None,
+    keep: bool,
+    current: Path | None,
 ) -> None:
     """In-process search latency with meaning at many vectors (random unit vectors: the cost
     of the search, not its quality): p50/p95 over 45 queries a process, wall and CPU.
@@ -416,7 +438,7 @@ def scale(
         python scripts/bench_meaning.py scale --previous ../prev
     """
     with tempfile.TemporaryDirectory() as tmp:
-        variants = _variants(previous, Path(tmp))
+        variants = _variants(previous, current, Path(tmp))
         large, kept = _kept(work, Path(tmp), "large", keep)
         out: dict = (
             {"notes": notes} if kept else _build_synthetic(large, notes, vectors, model, _builder(variants))
