@@ -1,8 +1,8 @@
 """Shared fixtures: real SQLite files under tmp_path, real corpora, no mocks.
 
-Every test runs with MEMDEX_DB and XDG_DATA_HOME pointing into its own tmp_path (so nothing
-can touch a developer's index) and with MEMDEX_RAISE_ERRORS set, so a parser bug shows up
-as a failing test instead of a recorded "unexpected error".
+Every test runs with MEMDEX_DB, XDG_DATA_HOME and XDG_CACHE_HOME pointing into its own
+tmp_path (so nothing can touch a developer's index or cache) and with MEMDEX_RAISE_ERRORS set,
+so a parser bug shows up as a failing test instead of a recorded "unexpected error".
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ def pytest_report_header(config: pytest.Config) -> str:
 def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMDEX_DB", str(tmp_path / "env-default.db"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))  # the encoder's int8 weights
     monkeypatch.setenv("MEMDEX_RAISE_ERRORS", "1")
     monkeypatch.delenv("MEMDEX_IGNORE", raising=False)
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "MEMDEX_MODEL"):

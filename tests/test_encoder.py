@@ -51,7 +51,8 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def spec() -> ModelSpec:
-    return load_spec(MODEL)
+    "fp32: sentence-transformers' own numbers are fp32's (int8 has tests/test_encoder_int8.py)"
+    return load_spec(MODEL, precision="fp32")
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -76,7 +77,7 @@ def test_spec_reads_the_model_files(spec: ModelSpec) -> None:
     assert (spec.num_layers, spec.num_heads, spec.do_lower_case) == (6, 12, False)
     assert (spec.query_prefix, spec.passage_prefix) == ("", "")
     assert spec.name.startswith("all-MiniLM-L6-v2-")
-    assert load_spec(MODEL).name == spec.name  # the same files give the same name
+    assert load_spec(MODEL, precision="fp32").name == spec.name  # the same files give the same name
 
 
 def test_matches_sentence_transformers(encoder: Encoder) -> None:

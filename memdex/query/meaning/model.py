@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from memdex.errors import MemdexError
+from memdex.errors import InvalidParameter, MemdexError
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # How a user points memdex at a folder. Kept here so the CLI and the messages agree.
@@ -39,6 +39,13 @@ SUPPORTED_ARCHITECTURES = ("BertModel",)
 BGE_QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "
 
 Pooling = Literal["mean", "cls"]
+Precision = Literal["int8", "fp32"]
+PRECISIONS: tuple[Precision, ...] = ("int8", "fp32")
+# How the linear layers run. int8 (per output channel, each token's activations scaled on its
+# own) embeds at about twice fp32's speed; see docs/benchmarks.md for what it costs in ranking.
+DEFAULT_PRECISION: Precision = "int8"
+PRECISION_ENV = "MEMDEX_EMBED_PRECISION"
+_PRECISION_SUFFIX = {"int8": "-int8", "fp32": ""}  # fp32 names are those of before int8 existed
 
 
 @dataclass(frozen=True)
@@ -46,7 +53,7 @@ class ModelSpec:
     "What a model folder says about itself: enough to tokenise, run and pool without guessing"
 
     path: Path
-    name: str  # stable across runs for the same files: it keys stored vectors
+    name: str  # stable across runs for the same files and precision: it keys stored vectors
     dim: int
     max_length: int  # word pieces per text, [CLS] and [SEP] included
     pooling: Pooling
@@ -57,6 +64,12 @@ class ModelSpec:
     num_layers: int
     num_heads: int
     layer_norm_eps: float
+    precision: Precision = "fp32"
+
+    @property
+    def identity(self) -> str:
+        "The model's name without its precision: the same files give the same identity"
+        return self.name.removesuffix(_PRECISION_SUFFIX[self.precision])
 
     @property
     def weights_file(self) -> Path:
@@ -248,8 +261,30 @@ def _pooling(path: Path, modules: Any) -> tuple[Pooling, bool]:
     )
 
 
-def load_spec(path: Path | str) -> ModelSpec:
-    "Read a model folder's files into a ModelSpec, or say which file is missing or unsupported"
+def precision_of(name: str) -> Precision:
+    """The precision a stored model name says its vectors were made at.
+
+    ``all-MiniLM-L6-v2-5736aa6ad758-int8@128`` is int8; a name without the suffix is fp32, as
+    every name was before int8 existed.
+    """
+    base = name.rsplit("@", 1)[0] if "@" in name else name
+    return "int8" if base.endswith(_PRECISION_SUFFIX["int8"]) else "fp32"
+
+
+def check_precision(precision: str) -> Precision:
+    for known in PRECISIONS:
+        if precision == known:
+            return known
+    raise InvalidParameter(f"Unknown precision {precision!r}; use one of {', '.join(PRECISIONS)}.")
+
+
+def load_spec(path: Path | str, precision: Precision | None = None) -> ModelSpec:
+    """Read a model folder's files into a ModelSpec, or say which file is missing or unsupported.
+
+    :param precision: how to run it (None: DEFAULT_PRECISION); it is part of the spec's name,
+        so vectors of one precision are never compared with queries of another
+    """
+    chosen = check_precision(precision or DEFAULT_PRECISION)
     path = Path(path).expanduser().resolve()  # absolute: ModelSpec.path is stored by `memdex embed`
     if not path.is_dir():
         raise MemdexError(f"Model folder {path} does not exist; {_how_to_point()}.")
@@ -286,7 +321,7 @@ def load_spec(path: Path | str) -> ModelSpec:
     query_prefix, passage_prefix = _prefixes(st_extra, _base_name(path))
     return ModelSpec(
         path=path,
-        name=model_name(path),
+        name=model_name(path) + _PRECISION_SUFFIX[chosen],
         dim=dim,
         max_length=max_length,
         pooling=pooling,
@@ -297,4 +332,5 @@ def load_spec(path: Path | str) -> ModelSpec:
         num_layers=num_layers,
         num_heads=num_heads,
         layer_norm_eps=eps,
+        precision=chosen,
     )

@@ -1,0 +1,333 @@
+"""A BERT model's weights arranged for the forward pass, read without copying what need not be.
+
+``model.safetensors`` is memory-mapped: a tensor used as stored (the word embeddings, every
+norm and bias) is a read-only view of the file, so a search reads from disk only the rows of
+the words it encodes. Linear weights are turned to (in, out), as the forward pass multiplies
+them, and that copy is the only one made at full precision.
+
+At int8 the linear weights are quantised per output channel (one scale per column, signed
+int8 within ±127) the first time a model is loaded so, and the result is kept in a
+safetensors file of its own: beside the model's files when that folder is writable, else in
+memdex's cache folder. Its name is a hash of the model's identity (its files' hash, the
+weights' size and modification time) and of the quantisation's version, so a changed model
+never meets a stale copy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import mmap
+import os
+import stat
+import struct
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memdex.errors import MemdexError
+from memdex.query.meaning.model import ModelSpec
+
+FloatArray = NDArray[np.float32]
+INT8_FORMAT = "memdex-int8-per-channel-1"  # change it when the quantisation changes: old copies are ignored
+_DTYPES: dict[str, Any] = {
+    "F64": np.float64,
+    "F32": np.float32,
+    "F16": np.float16,
+    "I64": np.int64,
+    "I32": np.int32,
+    "I16": np.int16,
+    "I8": np.int8,
+    "U8": np.uint8,
+    "BOOL": np.bool_,
+}
+_NAMES = {np.dtype(dtype): name for name, dtype in _DTYPES.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# safetensors: an 8-byte header length, a JSON header of names, dtypes, shapes and offsets, data
+
+
+def read_safetensors(path: Path) -> tuple[dict[str, NDArray[Any]], dict[str, str]]:
+    """Every tensor of a safetensors file as a read-only array over one memory map, and the
+    header's metadata. Nothing is read until used; bfloat16 comes back as float32 (a copy)."""
+    try:
+        with open(path, "rb") as stream:
+            size = os.fstat(stream.fileno()).st_size
+            (header_size,) = struct.unpack("<Q", stream.read(8))
+            if header_size > size - 8:
+                raise ValueError(f"header of {header_size} bytes in a file of {size}")
+            header = json.loads(stream.read(header_size))
+            mapped = mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+        metadata = header.pop("__metadata__", None) or {}
+        tensors = {name: _tensor(mapped, 8 + header_size, size, about) for name, about in header.items()}
+    except (OSError, ValueError, KeyError, TypeError, struct.error) as error:
+        # a truncated download, another format, or a header this reader does not know
+        raise MemdexError(f"Cannot read model file {path}: {error}") from None
+    return tensors, metadata
+
+
+def _tensor(mapped: mmap.mmap | bytes, start: int, size: int, about: Mapping[str, Any]) -> NDArray[Any]:
+    begin, end = (int(offset) for offset in about["data_offsets"])
+    shape = tuple(int(n) for n in about["shape"])
+    if not 0 <= begin <= end <= size - start:
+        raise ValueError(f"tensor data at bytes {begin}-{end} lies outside the file")
+    if about["dtype"] == "BF16":  # the high half of a float32
+        raw = np.frombuffer(mapped, dtype="<u2", count=(end - begin) // 2, offset=start + begin)
+        return (raw.astype(np.uint32) << 16).view(np.float32).reshape(shape)
+    dtype = np.dtype(_DTYPES[about["dtype"]]).newbyteorder("<")
+    if (end - begin) != math.prod(shape) * dtype.itemsize:
+        raise ValueError(f"tensor of shape {shape} ({about['dtype']}) does not fill bytes {begin}-{end}")
+    array = np.frombuffer(mapped, dtype=dtype, count=math.prod(shape), offset=start + begin).reshape(shape)
+    return array if array.flags.aligned else array.copy()  # BLAS wants aligned data
+
+
+def write_safetensors(path: Path, tensors: Mapping[str, NDArray[Any]], metadata: Mapping[str, str]) -> None:
+    "Write tensors as a safetensors file, atomically: a reader sees the old file or the whole new one."
+    header: dict[str, Any] = {"__metadata__": dict(metadata)}
+    offset = 0
+    for name, array in tensors.items():
+        size = array.nbytes
+        header[name] = {
+            "dtype": _NAMES[array.dtype],
+            "shape": list(array.shape),
+            "data_offsets": [offset, offset + size],
+        }
+        offset += size
+    encoded = json.dumps(header, separators=(",", ":")).encode()
+    encoded += b" " * (-len(encoded) % 8)  # tensors start 8-byte aligned, as safetensors' own writer does
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(struct.pack("<Q", len(encoded)) + encoded)
+            for array in tensors.values():
+                stream.write(np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).data)
+        os.chmod(temporary, 0o644)  # mkstemp makes it private; others who read the model may read it
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+# ---------------------------------------------------------------------------------------------
+# Weights for the forward pass
+
+
+@dataclass(frozen=True)
+class Linear:
+    "A linear layer as the forward pass runs it: x @ weight (in, out), scaled per column at int8, + bias"
+
+    weight: NDArray[Any]  # float32, or int8 quantised per output column
+    bias: FloatArray
+    scale: FloatArray | None = None  # int8 only: each column's step
+
+
+@dataclass(frozen=True)
+class LayerWeights:
+    "One encoder layer; the query part of qkv is pre-scaled by 1/sqrt(head size)"
+
+    qkv: Linear  # (hidden, 3 * hidden): query, key and value side by side
+    attn_out: Linear
+    attn_norm: FloatArray  # LayerNorm weight
+    attn_norm_bias: FloatArray
+    up: Linear  # (hidden, intermediate)
+    down: Linear  # (intermediate, hidden)
+    out_norm: FloatArray
+    out_norm_bias: FloatArray
+
+
+@dataclass(frozen=True)
+class BertWeights:
+    "The tensors of a BERT encoder, arranged for the forward pass"
+
+    word: FloatArray  # (vocabulary, hidden): a view of the model file
+    position: FloatArray  # (positions, hidden), token type 0 already added: one sentence per text
+    norm: FloatArray
+    norm_bias: FloatArray
+    layers: tuple[LayerWeights, ...]
+
+
+LINEARS = ("qkv", "attn_out", "up", "down")
+_NONE = np.zeros(0, dtype=np.uint8)  # what a cached copy lacking a tensor offers instead
+
+
+def _canonical(name: str) -> str:
+    "A tensor name without the task-head prefix and with old LayerNorm names made current"
+    name = name.removeprefix("bert.")
+    if name.endswith("LayerNorm.gamma"):
+        return name.removesuffix("gamma") + "weight"
+    if name.endswith("LayerNorm.beta"):
+        return name.removesuffix("beta") + "bias"
+    return name
+
+
+def load_weights(spec: ModelSpec) -> BertWeights:
+    """The model's weights at the spec's precision, or say which tensor is missing.
+
+    At fp32 every number is what loading the file whole and transposing gave before, so
+    vectors are bit for bit the same; at int8 the linear layers come from the cached copy
+    (made and saved here the first time), and their float32 form is never built again.
+    """
+    file = spec.weights_file
+    stored, _ = read_safetensors(file)
+    raw = {_canonical(name): array for name, array in stored.items()}
+
+    def tensor(name: str) -> FloatArray:
+        if name not in raw:
+            raise MemdexError(f"Model file {file} has no tensor {name!r}; is it a BERT model?")
+        array = raw[name]
+        return array if array.dtype == np.float32 else array.astype(np.float32)
+
+    def transposed(name: str) -> FloatArray:
+        "A torch Linear's (out, in) weight turned to (in, out)"
+        return np.ascontiguousarray(tensor(f"{name}.weight").T)
+
+    scale = np.float32(1.0 / math.sqrt(spec.dim // spec.num_heads))
+    prefixes = [f"encoder.layer.{index}" for index in range(spec.num_layers)]
+
+    def matrices(prefix: str) -> dict[str, FloatArray]:
+        "A layer's linear weights at full precision, (in, out)"
+        attention = f"{prefix}.attention.self"
+        return {
+            "qkv": np.concatenate(
+                [
+                    transposed(f"{attention}.query") * scale,
+                    transposed(f"{attention}.key"),
+                    transposed(f"{attention}.value"),
+                ],
+                axis=1,
+            ),
+            "attn_out": transposed(f"{prefix}.attention.output.dense"),
+            "up": transposed(f"{prefix}.intermediate.dense"),
+            "down": transposed(f"{prefix}.output.dense"),
+        }
+
+    def biases(prefix: str) -> dict[str, FloatArray]:
+        attention = f"{prefix}.attention.self"
+        return {
+            "qkv": np.concatenate(
+                [
+                    tensor(f"{attention}.query.bias") * scale,
+                    tensor(f"{attention}.key.bias"),
+                    tensor(f"{attention}.value.bias"),
+                ]
+            ),
+            "attn_out": tensor(f"{prefix}.attention.output.dense.bias"),
+            "up": tensor(f"{prefix}.intermediate.dense.bias"),
+            "down": tensor(f"{prefix}.output.dense.bias"),
+        }
+
+    if spec.precision == "int8":
+        quantised = _int8_linears(spec, lambda: [matrices(prefix) for prefix in prefixes])
+        linears = [
+            {
+                name: Linear(quantised[f"{i}.{name}"], bias, quantised[f"{i}.{name}.scale"])
+                for name, bias in biases(prefix).items()
+            }
+            for i, prefix in enumerate(prefixes)
+        ]
+    else:
+        linears = [
+            {name: Linear(weight, biases_[name]) for name, weight in matrices(prefix).items()}
+            for prefix in prefixes
+            for biases_ in [biases(prefix)]
+        ]
+    layers = tuple(
+        LayerWeights(
+            **linear,
+            attn_norm=tensor(f"{prefix}.attention.output.LayerNorm.weight"),
+            attn_norm_bias=tensor(f"{prefix}.attention.output.LayerNorm.bias"),
+            out_norm=tensor(f"{prefix}.output.LayerNorm.weight"),
+            out_norm_bias=tensor(f"{prefix}.output.LayerNorm.bias"),
+        )
+        for prefix, linear in zip(prefixes, linears, strict=True)
+    )
+    word = tensor("embeddings.word_embeddings.weight")
+    if word.shape[1] != spec.dim:
+        raise MemdexError(
+            f"Model file {file}: embeddings have {word.shape[1]} dimensions, config says {spec.dim}"
+        )
+    position = (
+        tensor("embeddings.position_embeddings.weight") + tensor("embeddings.token_type_embeddings.weight")[0]
+    )
+    return BertWeights(
+        word=word,
+        position=position,
+        norm=tensor("embeddings.LayerNorm.weight"),
+        norm_bias=tensor("embeddings.LayerNorm.bias"),
+        layers=layers,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# int8 per output channel, cached
+
+
+def quantize_columns(weight: FloatArray) -> tuple[NDArray[np.int8], FloatArray]:
+    "(in, out) weights as int8 within ±127 and each column's step: weight ≈ int8 × step"
+    step = np.maximum(np.abs(weight).max(axis=0), np.float32(1e-12)) / np.float32(127)
+    return np.rint(weight / step).astype(np.int8), step.astype(np.float32)
+
+
+def cache_dir() -> Path:
+    "memdex's cache folder: ``$XDG_CACHE_HOME/memdex`` (``~/.cache/memdex`` by default)."
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "memdex"
+
+
+def int8_file_name(spec: ModelSpec) -> str:
+    "The cached copy's name: the model's identity and the quantisation's version, hashed."
+    stat = spec.weights_file.stat()
+    key = f"{spec.identity}|{stat.st_size}|{stat.st_mtime_ns}|{INT8_FORMAT}"
+    return f"memdex-int8-{hashlib.sha256(key.encode()).hexdigest()[:16]}.safetensors"
+
+
+def int8_places(spec: ModelSpec, writing: bool = False) -> list[Path]:
+    """Where the int8 copy may be, in the order tried: beside the model, then memdex's cache
+    folder. To write it, beside the model only when its folder is writable by its mode, not
+    only by who we are: root may write anywhere, and a folder made read-only is not ours."""
+    name = int8_file_name(spec)
+    beside = spec.path / name
+    if writing:
+        mode = spec.path.stat().st_mode
+        if not (mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) and os.access(spec.path, os.W_OK)):
+            return [cache_dir() / "models" / name]
+    return [beside, cache_dir() / "models" / name]
+
+
+def _int8_linears(
+    spec: ModelSpec, matrices: Callable[[], list[dict[str, FloatArray]]]
+) -> dict[str, NDArray[Any]]:
+    "The quantised linear weights: from a cached copy that fits, else made now and saved."
+    expected = {"format": INT8_FORMAT, "model": spec.identity, "layers": str(spec.num_layers)}
+    names = [f"{index}.{name}" for index in range(spec.num_layers) for name in LINEARS]
+    for place in int8_places(spec):
+        if not place.is_file():
+            continue
+        try:
+            tensors, metadata = read_safetensors(place)
+        except MemdexError:  # truncated or foreign: made again below
+            continue
+        if all(metadata.get(key) == value for key, value in expected.items()) and all(
+            tensors.get(name, _NONE).dtype == np.int8
+            and tensors.get(f"{name}.scale", _NONE).dtype == np.float32
+            for name in names
+        ):
+            return tensors
+    quantised: dict[str, NDArray[Any]] = {}
+    for index, layer in enumerate(matrices()):
+        for name in LINEARS:
+            quantised[f"{index}.{name}"], quantised[f"{index}.{name}.scale"] = quantize_columns(layer[name])
+    for place in int8_places(spec, writing=True):
+        try:
+            write_safetensors(place, quantised, expected)
+            break
+        except OSError:  # a read-only model folder: try the next place; none works, keep it in memory
+            continue
+    return quantised
