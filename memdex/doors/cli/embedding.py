@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from memdex.doors.cli import Failure, cli, connect, echo_json, progress_bar
+from memdex.query.meaning.model import DEFAULT_PRECISION, PRECISION_ENV, PRECISIONS, check_precision
 
 
 @cli.command()
@@ -16,23 +17,40 @@ from memdex.doors.cli import Failure, cli, connect, echo_json, progress_bar
     help="Model folder, or a Hugging Face name found in its cache ($MEMDEX_EMBED_MODEL).",
 )
 @click.option(
-    "--batch-size", type=click.IntRange(min=1), default=16, show_default=True, help="Texts per model run."
+    "--precision",
+    type=click.Choice(PRECISIONS),
+    envvar=PRECISION_ENV,
+    default=DEFAULT_PRECISION,
+    show_default=True,
+    help=f"How the model runs: int8 is faster, fp32 as before; docs/benchmarks.md compares them (${PRECISION_ENV}).",
 )
-@click.option("--threads", type=click.IntRange(min=1), help="Cores the model may use (default: all).")
+@click.option(
+    "--batch-size",
+    type=click.IntRange(min=1),
+    help="Texts per model run (default: texts of one length, about 256 word pieces a run).",
+)
+@click.option("--threads", type=click.IntRange(min=1), help="Model runs at once (default: one per core).")
 @click.option(
     "--drop", is_flag=True, help="Remove the vectors instead (of --model if given, else of every model)."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 def embed(
-    ctx: click.Context, model: str, batch_size: int, threads: int | None, drop: bool, as_json: bool
+    ctx: click.Context,
+    model: str,
+    precision: str,
+    batch_size: int | None,
+    threads: int | None,
+    drop: bool,
+    as_json: bool,
 ) -> None:
     """Give every chunk a vector, so searches find by meaning as well as words.
 
     Needs the semantic extra (pip install 'memdex[semantic]') and the model's files on disk.
     Resumable: a run that is stopped keeps what it wrote, and the next one goes on from
     there; chunks that already have a vector of this model are skipped. `memdex watch`
-    embeds new and changed chunks itself once an index has vectors.
+    embeds new and changed chunks itself once an index has vectors, and searches encode
+    their query at the precision the vectors were made at.
 
     Example:
 
@@ -44,9 +62,12 @@ def embed(
     if drop:
         from memdex.query.meaning.embed import drop as drop_vectors
 
-        chosen = model if ctx.get_parameter_source("model") != click.core.ParameterSource.DEFAULT else None
-        name = _model_name(chosen) if chosen else None
-        removed = drop_vectors(conn, name)
+        chosen = model if _given(ctx, "model") else None
+        # Either precision's vectors of the model, unless one was asked for.
+        precisions = [precision] if _given(ctx, "precision") else list(PRECISIONS)
+        names = [_model_name(chosen, p) for p in precisions] if chosen else []
+        removed = sum(drop_vectors(conn, name) for name in names) if names else drop_vectors(conn, None)
+        name = ", ".join(names) or None
         echo_json({"dropped": removed, "model": name}) if as_json else click.echo(
             f"Removed {removed:,} vectors" + (f" of {name}" if name else "")
         )
@@ -58,7 +79,8 @@ def embed(
     from memdex.query.meaning.embed import passage_encoder
     from memdex.query.meaning.model import load_spec, resolve_model
 
-    encoder = passage_encoder(load_spec(resolve_model(model)), batch_size=batch_size, threads=threads)
+    spec = load_spec(resolve_model(model), precision=check_precision(precision))
+    encoder = passage_encoder(spec, batch_size=batch_size, threads=threads)
     report = embed_chunks(conn, encoder, progress=progress_bar("Embedding", min_total=50))
     if as_json:
         echo_json(report.to_dict())
@@ -69,9 +91,14 @@ def embed(
         )
 
 
-def _model_name(model: str) -> str:
+def _given(ctx: click.Context, name: str) -> bool:
+    "Was the option given (on the command line or by its environment variable)?"
+    return ctx.get_parameter_source(name) != click.core.ParameterSource.DEFAULT
+
+
+def _model_name(model: str, precision: str) -> str:
     "The stored name of a model given by folder or hub name (what its vectors are keyed by)."
     from memdex.query.meaning.embed import vector_model
     from memdex.query.meaning.model import load_spec, resolve_model
 
-    return vector_model(load_spec(resolve_model(model)))
+    return vector_model(load_spec(resolve_model(model), precision=check_precision(precision)))
