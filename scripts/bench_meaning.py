@@ -480,8 +480,13 @@ def scale(
     show_default=True,
     help="How much of each chunk the model reads (memdex/query/meaning/windows.py).",
 )
+@click.option(
+    "--precision",
+    type=click.Choice(["int8", "fp32"]),
+    help="The encoder's precision, for passages and queries alike (default: the model's default).",
+)
 @click.pass_context
-def quality(ctx: click.Context, coverage: str) -> None:
+def quality(ctx: click.Context, coverage: str, precision: str | None) -> None:
     """scripts/eval.py with chunks embedded at one coverage; every other option is eval.py's.
     Its JSON's embed section says what embedding cost (seconds, CPU seconds, windows read).
 
@@ -491,9 +496,11 @@ def quality(ctx: click.Context, coverage: str) -> None:
     """
     import eval as evaluation
 
-    from memdex.query.meaning import embed
+    from memdex.query.meaning import embed, model
 
     embed.DEFAULT_COVERAGE = coverage  # type: ignore[assignment]
+    if precision:
+        model.DEFAULT_PRECISION = precision  # type: ignore[assignment]
     evaluation.main.main(ctx.args, prog_name="eval.py", standalone_mode=False)
 
 
