@@ -505,3 +505,16 @@ def test_a_reader_that_may_not_write_searches_the_index_not_a_stale_file(
     assert found["semantic"]["used"] is True
     assert OUTAGE not in [r["title"] for r in found["results"] if r["match_layer"] == 5]
     assert path.read_bytes() == stale  # left as it was: it could not be written
+
+
+@pytest.mark.slow
+def test_vectors_made_at_fp32_are_searched_with_an_fp32_query(
+    sample: sqlite3.Connection, model_dir: Path
+) -> None:
+    """An index embedded before int8 existed (fp32, names without -int8) keeps meaning on: the
+    query is encoded at the vectors' own precision, not the default's."""
+    fp32 = passage_encoder(load_spec(model_dir, "fp32"))
+    embed(sample, fp32)
+    result = search(sample, PARAPHRASE)
+    assert result.semantic is not None and result.semantic["used"], result.notes
+    assert "-int8" not in result.semantic["model"] and result.hits[0].title == OUTAGE

@@ -115,10 +115,11 @@ class MeaningFollower:
         "The passage encoder of the index's model, loaded once (again if the model changes)."
         if self._encoder is None or self._model != model:
             from memdex.query.meaning.embed import passage_encoder, same_model, vector_model
-            from memdex.query.meaning.model import load_spec
+            from memdex.query.meaning.model import load_spec, precision_of
             from memdex.query.meaning.passes import model_path
 
-            encoder = passage_encoder(load_spec(model_path(source)))
+            # At the precision the index's vectors were made at: new ones must compare with them.
+            encoder = passage_encoder(load_spec(model_path(source), precision_of(model)))
             if not same_model(model, encoder.spec):
                 raise MemdexError(
                     f"the index's vectors are from {model}, the model found is {vector_model(encoder.spec)}"

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from memdex.errors import MemdexError
 from memdex.query import ranking
 from memdex.query.meaning import available
-from memdex.query.meaning.model import MODEL_ENV
+from memdex.query.meaning.model import MODEL_ENV, Precision, precision_of
 from memdex.store import db
 
 if TYPE_CHECKING:
@@ -64,19 +64,20 @@ class MeaningPass:
         return None
 
 
-_encoders: dict[Path, Encoder] = {}
+_encoders: dict[tuple[Path, str], Encoder] = {}
 _lock = threading.Lock()
 
 
-def query_encoder(path: Path) -> Encoder:
-    "The encoder for queries from the model at ``path``, loaded once per process."
+def query_encoder(path: Path, precision: Precision = "fp32") -> Encoder:
+    """The encoder for queries from the model at ``path``, at the precision the vectors searched
+    were made at (a query is compared with vectors of its own precision), loaded once per process."""
     from memdex.query.meaning.encoder import Encoder
     from memdex.query.meaning.model import load_spec
 
     with _lock:
-        if path not in _encoders:
-            _encoders[path] = Encoder(load_spec(path), backend="numpy")
-        return _encoders[path]
+        if (path, precision) not in _encoders:
+            _encoders[path, precision] = Encoder(load_spec(path, precision), backend="numpy")
+        return _encoders[path, precision]
 
 
 def current_model(conn: sqlite3.Connection) -> sqlite3.Row | None:
@@ -103,7 +104,7 @@ def meaning_pass(
     model = row["name"]
     started = time.perf_counter()
     try:
-        encoder = query_encoder(model_path(row["source"]))
+        encoder = query_encoder(model_path(row["source"]), precision_of(model))
     except MemdexError as exc:
         return MeaningPass(False, str(exc), model=model, asked=asked)
     from memdex.query.meaning.embed import same_model, vector_model
