@@ -116,3 +116,27 @@ def test_a_fact_deep_in_a_long_chunk_is_found_with_whole_coverage(spec: ModelSpe
             assert embed(conn, encoder).windows == 1  # the car note alone; coverage kept
         conn.close()
     assert similarity["whole"] > similarity["first"] + 0.1
+
+
+@pytest.mark.slow
+def test_memdex_embed_coverage_whole_and_the_index_keeps_it(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from memdex.doors.cli import cli
+
+    _garden_index(tmp_path, tmp_path / "garden.db").close()
+    model = str(shared("models", "all-MiniLM-L6-v2"))
+
+    def run(*args: str) -> dict:
+        result = CliRunner().invoke(
+            cli, ["--db", str(tmp_path / "garden.db"), "embed", "--model", model, *args]
+        )
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+    first = run("--coverage", "whole", "--json")
+    assert first["model"].endswith("@128w") and first["windows"] > first["embedded"] > 0
+    again = run("--json")  # no --coverage: the index's own
+    assert again["model"] == first["model"] and again["embedded"] == 0 and again["matrix"] == "current"

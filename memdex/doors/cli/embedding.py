@@ -6,6 +6,7 @@ import click
 
 from memdex.doors.cli import Failure, cli, connect, echo_json, progress_bar
 from memdex.query.meaning.model import DEFAULT_PRECISION, PRECISION_ENV, PRECISIONS, check_precision
+from memdex.query.meaning.windows import COVERAGES, check_coverage
 
 
 @cli.command()
@@ -25,6 +26,13 @@ from memdex.query.meaning.model import DEFAULT_PRECISION, PRECISION_ENV, PRECISI
     help=f"How the model runs: int8 is faster, fp32 as before; docs/benchmarks.md compares them (${PRECISION_ENV}).",
 )
 @click.option(
+    "--coverage",
+    type=click.Choice(COVERAGES),
+    help="What of each chunk the model reads: first (its opening, 128 word pieces) or whole (all of it, "
+    "in windows of 128; a chunk scores its best); docs/benchmarks.md compares them. "
+    "Default: what the index has, else first.",
+)
+@click.option(
     "--batch-size",
     type=click.IntRange(min=1),
     help="Texts per model run (default: texts of one length, about 256 word pieces a run).",
@@ -39,6 +47,7 @@ def embed(
     ctx: click.Context,
     model: str,
     precision: str,
+    coverage: str | None,
     batch_size: int | None,
     threads: int | None,
     drop: bool,
@@ -81,7 +90,12 @@ def embed(
 
     spec = load_spec(resolve_model(model), precision=check_precision(precision))
     encoder = passage_encoder(spec, batch_size=batch_size, threads=threads)
-    report = embed_chunks(conn, encoder, progress=progress_bar("Embedding", min_total=50))
+    report = embed_chunks(
+        conn,
+        encoder,
+        progress=progress_bar("Embedding", min_total=50),
+        coverage=check_coverage(coverage) if coverage else None,
+    )
     if as_json:
         echo_json(report.to_dict())
     else:
