@@ -26,7 +26,7 @@ from memdex.doors.cli import cli  # noqa: E402
 from memdex.errors import InvalidParameter, MemdexError  # noqa: E402
 from memdex.query.meaning import weights as weights_module  # noqa: E402
 from memdex.query.meaning.encoder import Encoder, batches, forward_numpy, onnxruntime_available  # noqa: E402
-from memdex.query.meaning.model import ModelSpec, load_spec, precision_of  # noqa: E402
+from memdex.query.meaning.model import DEFAULT_PRECISION, ModelSpec, load_spec, precision_of  # noqa: E402
 from memdex.query.meaning.weights import (  # noqa: E402
     BertWeights,
     LayerWeights,
@@ -396,8 +396,8 @@ def notes(tmp_path: Path, db_path: Path) -> Iterator[Path]:
 @pytest.mark.parametrize("precision", ["int8", "fp32"])
 def test_embed_records_the_precision_it_ran_at(notes: Path, db_path: Path, precision: str) -> None:
     args = ["--db", str(db_path), "embed", "--model", str(MODEL), "--json"]
-    if precision == "fp32":
-        args += ["--precision", "fp32"]  # int8 is the default
+    if precision != DEFAULT_PRECISION:
+        args += ["--precision", precision]
     result = CliRunner().invoke(cli, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     model = json.loads(result.stdout)["model"]
