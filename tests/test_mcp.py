@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from typing import Any
 import anyio
 import pytest
 
+from .conftest import SAMPLE
 from .messages_api import KEY, serving
 
 mcp = pytest.importorskip("mcp")  # a dependency of memdex: installed with it
@@ -210,46 +212,67 @@ def test_answers_come_from_claude_when_the_server_has_a_key(sample_db: Path) -> 
     assert {c for d in answer["details"] for c in d["citations"]} <= {s["n"] for s in answer["sources"]}
 
 
+ERRORS: list[tuple[Call, str, str]] = [
+    (
+        ("search_knowledge_base", {"query": "x", "limit": 3}),
+        "invalid_parameter",
+        "unknown parameter 'limit'",
+    ),
+    (
+        ("search_knowledge_base", {"query": "x", "max_results": 0}),
+        "invalid_parameter",
+        "max_results: Input should be greater than or equal to 1",
+    ),
+    (
+        ("search_knowledge_base", {"query": "x", "mode": "chat"}),
+        "invalid_parameter",
+        "mode: Input should be 'auto', 'search' or 'answer'",
+    ),
+    (("search_knowledge_base", {}), "invalid_parameter", "query: Field required"),
+    (
+        ("search_knowledge_base", {"query": "x", "granularity": "page"}),
+        "invalid_parameter",
+        "granularity: Input should be 'chat', 'doc' or 'chunk'",
+    ),
+    (("get_document", {}), "invalid_parameter", "exactly one of id or path"),
+    (("get_document", {"id": 999999}), "not_found", "No document has id 999999"),
+    (("get_document", {"path": "/etc/passwd"}), "not_found", "give an id or a path"),
+    (
+        ("get_document", {"id": 1, "line_start": 5, "line_end": 2}),
+        "invalid_parameter",
+        "line_end 2 is before line_start 5",
+    ),
+    (("no_such_tool", {}), "invalid_parameter", "no tool 'no_such_tool'"),
+]
+
+
+@pytest.fixture(scope="module")
+def error_replies(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """Every call of ERRORS in one session of one server, by the call: a server starts in
+    seconds, and each case checks its own reply (one session also shows that an error leaves
+    the server answering the next call)."""
+    from memdex.ingest.pipeline import index_paths
+    from memdex.store import db
+
+    work = tmp_path_factory.mktemp("mcp-errors")
+    shutil.copytree(SAMPLE, work / "sample", ignore=shutil.ignore_patterns("__pycache__", "README.txt"))
+    db_path = work / "memdex.db"
+    conn = db.connect(db_path)
+    index_paths(conn, [work / "sample" / name for name in ("memories", "serena", "notes", "chats")])
+    conn.close()
+    calls = [call for call, _, _ in ERRORS]
+    return {
+        json.dumps(call): reply
+        for call, reply in zip(calls, over_stdio(db_path, calls)["calls"], strict=True)
+    }
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    ("call", "kind", "says"),
-    [
-        (
-            ("search_knowledge_base", {"query": "x", "limit": 3}),
-            "invalid_parameter",
-            "unknown parameter 'limit'",
-        ),
-        (
-            ("search_knowledge_base", {"query": "x", "max_results": 0}),
-            "invalid_parameter",
-            "max_results: Input should be greater than or equal to 1",
-        ),
-        (
-            ("search_knowledge_base", {"query": "x", "mode": "chat"}),
-            "invalid_parameter",
-            "mode: Input should be 'auto', 'search' or 'answer'",
-        ),
-        (("search_knowledge_base", {}), "invalid_parameter", "query: Field required"),
-        (
-            ("search_knowledge_base", {"query": "x", "granularity": "page"}),
-            "invalid_parameter",
-            "granularity: Input should be 'chat', 'doc' or 'chunk'",
-        ),
-        (("get_document", {}), "invalid_parameter", "exactly one of id or path"),
-        (("get_document", {"id": 999999}), "not_found", "No document has id 999999"),
-        (("get_document", {"path": "/etc/passwd"}), "not_found", "give an id or a path"),
-        (
-            ("get_document", {"id": 1, "line_start": 5, "line_end": 2}),
-            "invalid_parameter",
-            "line_end 2 is before line_start 5",
-        ),
-        (("no_such_tool", {}), "invalid_parameter", "no tool 'no_such_tool'"),
-    ],
-)
+@pytest.mark.parametrize(("call", "kind", "says"), ERRORS)
 def test_errors_have_one_shape_and_say_how_to_retry(
-    sample_db: Path, call: Call, kind: str, says: str
+    error_replies: dict[str, dict[str, Any]], call: Call, kind: str, says: str
 ) -> None:
-    (result,) = over_stdio(sample_db, [call])["calls"]
+    result = error_replies[json.dumps(call)]
     assert result["error"] is True
     error = result["data"]["error"]
     assert error["type"] == kind and says in error["message"], error
