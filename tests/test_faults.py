@@ -35,6 +35,10 @@ import synth  # noqa: E402
 from reliability_kit import disk, kills, state  # noqa: E402
 
 NOTES = 2500  # above one write batch (1,000 files), so a kill can fall between commits
+# The watcher's catch-up commits every 1,000 files or second (writer.BATCH_FILES and
+# BATCH_SECONDS): above one batch, it commits at least twice however fast the machine, and
+# the 500 files after the first commit leave time to kill it before the last.
+CATCH_UP_NOTES = 1500
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +92,7 @@ def test_kill_9_during_the_watchers_catch_up_then_a_restart_converges(tmp_path: 
     synth.write_notes(root / "before", 100, seed=1)
     db_path = tmp_path / "watched.db"
     state.fresh_index(root, db_path)
-    synth.write_notes(root / "while-off", NOTES, seed=2)
+    synth.write_notes(root / "while-off", CATCH_UP_NOTES, seed=2)
     (root / "before" / "decisions" / "project" / "m000000.memory.md").unlink()
     proc = subprocess.Popen([*state.MEMDEX, "--db", str(db_path), "watch"], stderr=subprocess.DEVNULL)
     try:
@@ -97,7 +101,9 @@ def test_kill_9_during_the_watchers_catch_up_then_a_restart_converges(tmp_path: 
     finally:
         proc.kill()
         proc.wait()
-    assert alive and state.committed(db_path, root / "while-off") < NOTES, "the catch-up was not interrupted"
+    assert alive and state.committed(db_path, root / "while-off") < CATCH_UP_NOTES, (
+        "the catch-up was not interrupted"
+    )
     assert state.problems(db_path) == []
     again = kills.start_watch(db_path, tmp_path / "watch.log")  # its catch-up is the re-run
     assert kills.stop(again) == 0
