@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """What search by meaning costs: encoder throughput, embedding a corpus, searching with it.
 
-- ``encoder``: texts per second of each backend at 64, 128 and 256 word pieces (batch 16).
-- ``corpus``: `memdex index` then `memdex embed` of a folder (the Serena corpus by default),
-  seconds and bytes per 1,000 chunks, beside the words-only index time; then `memdex search`
-  end to end with meaning and without, alternating runs, medians.
+- ``encoder``: the encoder at fp32 and int8, beside ``--previous``: CPU and wall ms per real
+  chunk text as `memdex embed` runs it, cosine to fp32, the query encoder's load and a query.
+- ``corpus``: `memdex index` of a folder (the Serena corpus by default), then `memdex embed`
+  of it at int8 and fp32 (and by ``--previous``), alternating: each as a multiple of the index.
 - ``search``: `memdex search` start to exit with meaning, on the Serena index and on a large
   one (generated notes, 100,000 random vectors), beside words only and, with ``--previous``,
   beside a previous memdex in alternate runs (their results must agree).
@@ -14,8 +14,8 @@
 
 Examples:
 
-    python scripts/bench_meaning.py encoder
-    python scripts/bench_meaning.py corpus --runs 11
+    python scripts/bench_meaning.py encoder --previous ../prev
+    python scripts/bench_meaning.py corpus --previous ../prev
     python scripts/bench_meaning.py search --previous ../prev
     python scripts/bench_meaning.py scale --previous ../prev
 """
@@ -59,32 +59,140 @@ def cli() -> None:
     "Benchmarks of search by meaning."
 
 
+# -- the encoder and `memdex embed`: this memdex beside a previous one (issue 30) ------------
+#
+# Each measurement is a process of its own (the previous memdex runs from its checkout, as
+# `search` runs it), and the variants take turns: previous fp32, fp32, int8, then again.
+
+
+def _chunk_texts(corpus: Path, count: int, tmp: Path) -> list[str]:
+    "``count`` chunk texts of the corpus as `memdex embed` reads them, a fixed sample"
+    import random
+
+    from memdex.query.meaning.embed import passage_text
+
+    conn = memdex.open_index(tmp / "texts.db")
+    memdex.index_paths(conn, [corpus])
+    rows = conn.execute("SELECT heading, text FROM chunks ORDER BY id").fetchall()
+    conn.close()
+    texts = [passage_text(r["heading"], r["text"]) for r in rows]
+    random.Random(30).shuffle(texts)
+    return texts[:count]
+
+
+@cli.command(name="_encode", hidden=True)
+@click.option("--model", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option("--precision", type=click.Choice(["fp32", "int8"]), required=True)
+@click.option("--texts", "texts_file", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True)
+def encode(model: Path, precision: str, texts_file: Path, out: Path) -> None:
+    """Encode the texts as `memdex embed` does (128 word pieces, its default threads) and a
+    query as a search does, with whichever memdex is on the path; the vectors go to ``out``."""
+    import inspect
+
+    import numpy as np
+
+    from memdex.query.meaning.embed import passage_encoder
+    from memdex.query.meaning.encoder import Encoder
+
+    texts = json.loads(texts_file.read_text())
+    started = time.perf_counter()
+    takes_precision = "precision" in inspect.signature(load_spec).parameters
+    spec = load_spec(model, precision=precision) if takes_precision else load_spec(model)
+    encoder = passage_encoder(spec)
+    load_s = time.perf_counter() - started
+    encoder.encode_passages(texts[:8])  # warm up
+    started, cpu = time.perf_counter(), time.process_time()
+    vectors = encoder.encode_passages(texts)
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    np.save(out, vectors)
+    started = time.perf_counter()
+    query_encoder = Encoder(spec, backend="numpy", **({"threads": 1} if takes_precision else {}))
+    query_load_s = time.perf_counter() - started
+    query_ms = []
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):  # as a search encodes its query
+        for query in QUERIES:
+            started = time.perf_counter()
+            query_encoder.encode_queries([query])
+            query_ms.append((time.perf_counter() - started) * 1000)
+    report = {
+        "load_s": load_s,
+        "wall_ms_per_text": wall * 1000 / len(texts),
+        "cpu_ms_per_text": cpu * 1000 / len(texts),
+        "query_encoder_load_s": query_load_s,
+        "query_ms": statistics.median(query_ms),
+    }
+    click.echo(json.dumps(report))
+
+
 @cli.command()
 @click.option("--model", type=click.Path(file_okay=False, path_type=Path), default=MODEL, show_default=True)
-@click.option("--texts", default=96, show_default=True, help="Texts per measurement.")
-def encoder(model: Path, texts: int) -> None:
-    """Texts per second of each backend at 64, 128 and 256 word pieces.
+@click.option(
+    "--corpus",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DATA / "serena-memories",
+    show_default=True,
+)
+@click.option("--texts", "count", default=500, show_default=True, help="Chunk texts encoded a run.")
+@click.option("--rounds", default=5, show_default=True, help="Runs of each variant, alternating.")
+@click.option(
+    "--previous",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="A checkout of the memdex to compare with (its encoder at fp32), in alternate runs.",
+)
+@click.option(
+    "--current",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="A checkout to measure instead of this one (e.g. its last commit, while others edit).",
+)
+def encoder(
+    model: Path, corpus: Path, count: int, rounds: int, previous: Path | None, current: Path | None
+) -> None:
+    """The encoder at fp32 and int8 (and a previous memdex's), on real chunk texts: CPU and
+    wall milliseconds per text as `memdex embed` runs it, medians of alternating runs; cosine
+    of each variant's vectors to this memdex's fp32 ones; the query encoder's load and a query.
 
     Example:
 
-        python scripts/bench_meaning.py encoder
+        python scripts/bench_meaning.py encoder --previous ../prev
     """
-    from dataclasses import replace
+    import numpy as np
 
-    from memdex.query.meaning.encoder import Encoder, onnxruntime_available
-
-    spec = load_spec(model)
-    sentence = "The watcher re-reads a changed memory file and writes its chunks again. "
-    out: dict = {"model": spec.name, "texts": texts}
-    for backend in ["numpy", *(["onnx"] if onnxruntime_available() else [])]:
-        for pieces in (64, 128, 256):
-            enc = Encoder(replace(spec, max_length=pieces), backend=backend)  # type: ignore[arg-type]
-            batch = [sentence * 40] * texts  # long enough to fill the window
-            enc.encode_passages(batch[:16])  # warm up
-            started = time.perf_counter()
-            enc.encode_passages(batch)
-            out[f"{backend}@{pieces}"] = round(texts / (time.perf_counter() - started), 1)
-    click.echo(json.dumps(out, indent=2))
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        texts_file = folder / "texts.json"
+        texts_file.write_text(json.dumps(_chunk_texts(corpus, count, folder)))
+        environments = _variants(previous, current, folder)
+        variants = {f"{name} fp32": (env, "fp32") for name, env in environments.items()}
+        variants["current int8"] = (environments["current"], "int8")
+        runs: dict[str, list[dict]] = {name: [] for name in variants}
+        for _ in range(rounds):
+            for name, (env, precision) in variants.items():
+                out = folder / f"{name.replace(' ', '-')}.npy"
+                args = ["_encode", "--model", str(model), "--precision", precision]
+                done = subprocess.run(
+                    _script(*args, "--texts", str(texts_file), "--out", str(out)),
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                )
+                if done.returncode:
+                    raise SystemExit(done.stderr[-2000:])
+                runs[name].append(json.loads(done.stdout))
+        reference = np.load(folder / "current-fp32.npy")
+        result: dict = {"model": bench.shown(model), "texts": count, "rounds": rounds}
+        for name, got in runs.items():
+            vectors = np.load(folder / f"{name.replace(' ', '-')}.npy")
+            cosine = (vectors * reference).sum(axis=1)
+            result[name] = {key: round(statistics.median(run[key] for run in got), 4) for key in got[0]}
+            result[name]["cosine_to_fp32"] = {
+                "min": round(float(cosine.min()), 4),
+                "p1": round(float(np.percentile(cosine, 1)), 4),
+                "mean": round(float(cosine.mean()), 4),
+            }
+        click.echo(json.dumps(result, indent=2))
 
 
 @cli.command()
@@ -95,41 +203,61 @@ def encoder(model: Path, texts: int) -> None:
     show_default=True,
 )
 @click.option("--model", type=click.Path(file_okay=False, path_type=Path), default=MODEL, show_default=True)
-@click.option("--runs", default=11, show_default=True, help="Runs of each search command, alternating.")
-def corpus(corpus: Path, model: Path, runs: int) -> None:
-    """Index, embed, and search a folder with and without meaning.
+@click.option("--rounds", default=3, show_default=True, help="Runs of each embedding, alternating.")
+@click.option(
+    "--previous",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="A checkout of the memdex to compare with, embedding in alternate runs.",
+)
+@click.option(
+    "--current",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="A checkout to measure instead of this one (e.g. its last commit, while others edit).",
+)
+def corpus(corpus: Path, model: Path, rounds: int, previous: Path | None, current: Path | None) -> None:
+    """`memdex index` of a folder (the Serena corpus), then `memdex embed` of that words-only
+    index at int8 and fp32 (and by a previous memdex), each on a fresh copy, alternating:
+    median wall and CPU seconds, and each embedding's time as a multiple of the index's.
 
     Example:
 
-        python scripts/bench_meaning.py corpus --runs 11
+        python scripts/bench_meaning.py corpus --previous ../prev
     """
     with tempfile.TemporaryDirectory() as tmp:
-        db_path = Path(tmp) / "bench.db"
-        memdex_cli = [*bench.memdex_command(), "--db", str(db_path)]
-        index_s, _ = bench.timed_process([*memdex_cli, "index", "-q", str(corpus)])
-        embed_s, embed_mb = bench.timed_process([*memdex_cli, "embed", "--model", str(model)])
-        conn = memdex.open_index(db_path, create=False)
-        chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        vector_bytes = conn.execute(
-            "SELECT sum(length(vector) + 8 + length(text_hash) + length(model)) FROM chunk_vectors"
-        ).fetchone()[0]
-        conn.close()
-        searches: dict[str, list[tuple[float, float]]] = {name: [] for name in ("words", "meaning", "python")}
-        for i in range(runs):
-            query = QUERIES[i % len(QUERIES)]
-            searches["words"].append(bench.timed_process([*memdex_cli, "search", query, "--no-semantic"]))
-            searches["meaning"].append(bench.timed_process([*memdex_cli, "search", query]))
-            searches["python"].append(bench.timed_process([sys.executable, "-c", "pass"]))
-        out = {
-            "corpus": bench.shown(corpus),
-            "chunks": chunks,
-            "index_s": round(index_s, 2),
-            "embed_s": round(embed_s, 2),
-            "embed_chunks_per_s": round(chunks / embed_s, 1),
-            "embed_peak_rss_mb": round(embed_mb, 1),
-            "vector_bytes_per_1000_chunks": round(vector_bytes / chunks * 1000),
-            "search": {name: bench.medians(s) for name, s in searches.items()},
-        }
+        folder = Path(tmp)
+        environments = _variants(previous, current, folder)
+        variants = {f"{name} fp32": (env, ["--precision", "fp32"]) for name, env in environments.items()}
+        if previous is not None:
+            variants["previous fp32"] = (environments["previous"], [])  # it has no --precision
+        variants["current int8"] = (environments["current"], ["--precision", "int8"])
+        words = folder / "words.db"
+        index_runs = []
+        samples: dict[str, list[bench.Sample]] = {name: [] for name in variants}
+        for _ in range(rounds):
+            for db_file in folder.glob("words.db*"):
+                db_file.unlink()
+            index_runs.append(
+                bench.timed_process(
+                    [*_memdex(words), "index", "-q", str(corpus)], env=environments["current"]
+                )
+            )
+            for name, (env, options) in variants.items():
+                copy = folder / "embed.db"
+                shutil.copyfile(words, copy)
+                args = [*_memdex(copy), "embed", "--model", str(model), *options]
+                samples[name].append(bench.timed_process(args, env=env))
+                chunks = _counts(copy)
+                for db_file in folder.glob("embed.db*"):
+                    db_file.unlink()
+        index = bench.medians(index_runs)
+        out: dict = {"corpus": bench.shown(corpus), **chunks, "index": index}
+        for name, got in samples.items():
+            embed = bench.medians(got)
+            out[f"embed {name}"] = {
+                **embed,
+                "times_index": round(embed["median_s"] / index["median_s"], 1),
+                "cpu_times_index": round(embed["cpu_median_s"] / index["cpu_median_s"], 1),
+            }
         click.echo(json.dumps(out, indent=2))
 
 
