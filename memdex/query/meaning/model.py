@@ -42,9 +42,11 @@ Pooling = Literal["mean", "cls"]
 Precision = Literal["int8", "fp32"]
 PRECISIONS: tuple[Precision, ...] = ("int8", "fp32")
 # How the linear layers run. int8 (per output channel, each token's activations scaled on its
-# own) embeds at about twice fp32's speed, but held-out Serena recall@10 with meaning fell
-# (test split 0.896 at fp32, the issue's figure; 0.891 at int8, `scripts/eval.py --set serena
-# --model …`, 2026-11-26): the default stays fp32 until int8 holds on every set (#30).
+# own) embeds with a third less CPU than fp32 (17.5 against 26.1 ms a Serena chunk), but on the
+# dev halves it ranked a little lower on every figure, within noise (fused: SciFact nDCG@10
+# 0.694 -> 0.691, Serena recall@10 0.891 -> 0.878, one query of 75; `scripts/bench_meaning.py
+# quality --precision …`), and held-out Serena with meaning fell too (test 0.896 -> 0.891): the
+# default is chosen by retrieval quality, so it stays fp32 until int8 holds on every set (#30).
 DEFAULT_PRECISION: Precision = "fp32"
 PRECISION_ENV = "MEMDEX_EMBED_PRECISION"
 _PRECISION_SUFFIX = {"int8": "-int8", "fp32": ""}  # fp32 names are those of before int8 existed
