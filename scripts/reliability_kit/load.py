@@ -74,11 +74,17 @@ def percentiles(values: list[float]) -> dict[str, float]:
     return {"p50": at(50), "p95": at(95), "p99": at(99), "max": round(ordered[-1], 2)}
 
 
-def load(work: Path, readers: int, notes: int, writer: str = "index", base: int = 500) -> dict[str, Any]:
+def load(
+    work: Path, readers: int, notes: int, writer: str = "index", base: int = 500, reader_nice: int = 0
+) -> dict[str, Any]:
     """``readers`` processes search while one writer ingests ``notes`` new notes (``memdex
     index`` of a new root, or a running ``memdex watch`` seeing them written). Zero errors
     means every search returned, every committed note stayed findable, none came back
-    missing, and at the end every note of the burst is found."""
+    missing, and at the end every note of the burst is found.
+
+    ``reader_nice``: the readers' niceness. At 0 they take their share of the CPU, and on 2
+    cores eight of them leave the writer a fifth of one (what a busy machine is like); above
+    0 the writer runs nearer its own speed, the readers on what it leaves."""
     import synth
 
     root = work / "load"
@@ -112,6 +118,9 @@ def load(work: Path, readers: int, notes: int, writer: str = "index", base: int 
         )
         for n in range(readers)
     ]
+    if reader_nice:  # set while they start up: they only import memdex before the burst
+        for proc in procs:
+            os.setpriority(os.PRIO_PROCESS, proc.pid, os.getpriority(os.PRIO_PROCESS, 0) + reader_nice)
     watch = None
     try:
         ready = [Path(f"{stop_file}.ready-{n}") for n in range(readers)]
@@ -140,6 +149,7 @@ def load(work: Path, readers: int, notes: int, writer: str = "index", base: int 
     errors = [e for o in outputs for e in o["errors"]]
     return {
         "readers": readers,
+        "reader_nice": reader_nice,
         "writer": f"memdex {writer}",
         "burst_notes": notes,
         "writer_ok": writer_ok,
