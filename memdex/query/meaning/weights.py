@@ -283,8 +283,8 @@ def cache_dir() -> Path:
 
 def int8_file_name(spec: ModelSpec) -> str:
     "The cached copy's name: the model's identity and the quantisation's version, hashed."
-    stat = spec.weights_file.stat()
-    key = f"{spec.identity}|{stat.st_size}|{stat.st_mtime_ns}|{INT8_FORMAT}"
+    weights = spec.weights_file.stat()
+    key = f"{spec.identity}|{weights.st_size}|{weights.st_mtime_ns}|{INT8_FORMAT}"
     return f"memdex-int8-{hashlib.sha256(key.encode()).hexdigest()[:16]}.safetensors"
 
 
