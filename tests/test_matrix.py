@@ -11,7 +11,16 @@ import pytest
 
 np = pytest.importorskip("numpy")
 
-from memdex.query.meaning.matrix import MAGIC, Matrix, build, file_state, open_file, save  # noqa: E402
+from memdex.query.meaning.matrix import (  # noqa: E402
+    MAGIC,
+    Matrix,
+    build,
+    file_state,
+    kept_rows,
+    merge,
+    open_file,
+    save,
+)
 from memdex.query.meaning.vectors import quantize  # noqa: E402
 
 DIM = 48
@@ -32,6 +41,10 @@ def _stored(
             np.frombuffer(data, dtype=np.int8).astype(np.float32).reshape(n, DIM) * np.float32(scale)
         )
     return blobs, floats
+
+
+def _keys(ids: np.ndarray) -> np.ndarray:
+    return (ids * 7919).astype(np.uint64)
 
 
 def _before_issue_30(floats: list[np.ndarray], query: np.ndarray, k: int) -> list[int]:
@@ -59,7 +72,7 @@ def test_one_vector_a_chunk_ranks_as_the_float32_matrix_did(rng: np.random.Gener
     chunks = 1200  # several blocks, and a last one part-full
     blobs, floats = _stored(rng, chunks, [1] * chunks)
     ids = np.arange(10, 10 + chunks, dtype=np.int64)
-    m = build("m", 1, ids, ids // 3, blobs, DIM)
+    m = build("m", 1, ids, ids // 3, _keys(ids), blobs, DIM)
     for _ in range(5):
         query = _query(rng)
         got = m.nearest(query, 100)
@@ -72,7 +85,7 @@ def test_a_chunk_of_several_windows_scores_its_best(rng: np.random.Generator) ->
     windows = list(rng.integers(1, 5, size=600))
     blobs, floats = _stored(rng, 600, windows)
     ids = np.arange(600, dtype=np.int64) * 2 + 1
-    m = build("m", 1, ids, ids, blobs, DIM)
+    m = build("m", 1, ids, ids, _keys(ids), blobs, DIM)
     assert m.rows == sum(windows) and len(m.chunk_ids) == 600
     query = _query(rng)
     best = np.array([max(float(w @ query / np.linalg.norm(w)) for w in f) for f in floats])
@@ -89,7 +102,7 @@ def test_filters_choose_before_the_product(rng: np.random.Generator, share: floa
     windows = list(rng.integers(1, 3, size=800))
     blobs, floats = _stored(rng, 800, windows)
     ids = np.arange(800, dtype=np.int64)
-    m = build("m", 1, ids, ids, blobs, DIM)
+    m = build("m", 1, ids, ids, _keys(ids), blobs, DIM)
     allowed = rng.random(800) < share
     query = _query(rng)
     best = np.array([max(float(w @ query / np.linalg.norm(w)) for w in f) for f in floats])
@@ -103,16 +116,44 @@ def test_filters_choose_before_the_product(rng: np.random.Generator, share: floa
 def test_nothing_allowed_finds_nothing(rng: np.random.Generator) -> None:
     blobs, _ = _stored(rng, 10, [1] * 10)
     ids = np.arange(10, dtype=np.int64)
-    m = build("m", 1, ids, ids, blobs, DIM)
+    m = build("m", 1, ids, ids, _keys(ids), blobs, DIM)
     assert m.nearest(_query(rng), 5, np.zeros(10, dtype=bool)) == []
-    assert build("m", 1, ids[:0], ids[:0], [], DIM).nearest(_query(rng), 5) == []
+    assert build("m", 1, ids[:0], ids[:0], _keys(ids[:0]), [], DIM).nearest(_query(rng), 5) == []
+
+
+def test_a_matrix_made_again_from_the_one_before_is_the_one_made_anew(rng: np.random.Generator) -> None:
+    """merge() copies the rows of chunks whose key is unchanged and reads the others: chunks
+    gone, chunks new, a chunk whose vector was made again (new key) and one that moved to
+    another document, with windows of several rows: the same arrays as building from scratch."""
+    blobs, _ = _stored(rng, 500, list(rng.integers(1, 4, size=500)))
+    ids = np.arange(500, dtype=np.int64) * 3
+    before = build("m", 1, ids, ids // 5, _keys(ids), blobs, DIM)
+    keep = rng.random(500) < 0.8  # a fifth of the chunks are gone
+    new_blobs, _ = _stored(rng, 60, list(rng.integers(1, 4, size=60)))
+    new_ids = np.arange(60, dtype=np.int64) * 3 + 1  # between the old ids
+    now_ids = np.concatenate([ids[keep], new_ids])
+    now_blobs = [b for b, k in zip(blobs, keep, strict=True) if k] + new_blobs
+    order = np.argsort(now_ids, kind="stable")
+    now_ids, now_blobs = now_ids[order], [now_blobs[i] for i in order]
+    documents, keys = now_ids // 5, _keys(now_ids)
+    remade, moved = np.flatnonzero(now_ids % 3 == 0)[[10, 20]]  # two chunks the matrix held
+    keys[remade] += np.uint64(1)  # made again: another key
+    now_blobs[remade] = _stored(rng, 1, [2])[0][0]
+    documents[moved] += 1  # a chunk whose document is another (never, but never wrong either)
+    fresh = {int(c): b for c, b, k in zip(now_ids, now_blobs, keys, strict=True)}
+    merged = merge(before, 2, now_ids, documents, keys, fresh, DIM)
+    anew = build("m", 2, now_ids, documents, keys, now_blobs, DIM)
+    for name in ("vectors", "factors", "starts", "chunk_ids", "document_ids", "keys"):
+        assert np.array_equal(getattr(merged, name), getattr(anew, name)), name
+    kept, _ = kept_rows(before, now_ids, documents, keys)
+    assert int(kept.sum()) == int(keep.sum()) - 2  # all that stayed but the two changed
 
 
 @pytest.fixture
 def saved(tmp_path: Path, rng: np.random.Generator) -> tuple[Path, Matrix]:
     blobs, _ = _stored(rng, 300, list(rng.integers(1, 4, size=300)))
     ids = np.arange(300, dtype=np.int64) + 7
-    m = build("model@128w", VERSION, ids, ids % 11, blobs, DIM)
+    m = build("model@128w", VERSION, ids, ids % 11, _keys(ids), blobs, DIM)
     path = tmp_path / "memdex.db.vectors"
     save(path, m)
     return path, m
@@ -124,7 +165,7 @@ def test_the_file_gives_back_the_same_matrix_memory_mapped(
     path, m = saved
     found, state = open_file(path, "model@128w", VERSION)
     assert state == "current" and found is not None and found.source == "file"
-    for name in ("vectors", "factors", "starts", "chunk_ids", "document_ids"):
+    for name in ("vectors", "factors", "starts", "chunk_ids", "document_ids", "keys"):
         assert np.array_equal(getattr(found, name), getattr(m, name)), name
     query = _query(rng)
     assert found.nearest(query, 20) == m.nearest(query, 20)

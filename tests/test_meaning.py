@@ -381,6 +381,12 @@ def test_embed_writes_the_matrix_file_and_a_new_process_maps_it(
     assert embed(sample, encoder).matrix == "current"  # nothing changed: nothing rewritten
 
 
+def np_equal(a: object, b: object) -> bool:
+    import numpy as np
+
+    return bool(np.array_equal(a, b))  # type: ignore[arg-type]
+
+
 def test_a_stale_matrix_file_is_never_used(embedded: sqlite3.Connection, db_path: Path) -> None:
     "The file was made before the outage's vectors were removed: a search must not find them."
     from memdex.query.meaning.vectors import forget, matrix_path
@@ -403,6 +409,13 @@ def test_a_stale_matrix_file_is_never_used(embedded: sqlite3.Connection, db_path
             path.write_bytes(stale)
         assert not set(_found_by_meaning(embedded)) & set(_outage_chunks(embedded))
     assert _file_state(embedded) == "current"  # the search wrote it again
+    # Made from the stale file's rows and the index's changes: as if read anew from the index.
+    from memdex.query.meaning.passes import current_model
+    from memdex.query.meaning.vectors import load
+
+    anew, made = load(embedded, current_model(embedded)["name"], 384), _matrix_of(embedded)
+    for name in ("vectors", "factors", "starts", "chunk_ids", "document_ids", "keys"):
+        assert np_equal(getattr(made, name), getattr(anew, name)), name
 
 
 def test_a_missing_or_corrupt_matrix_file_is_read_again_from_the_index(
@@ -420,9 +433,15 @@ def test_a_missing_or_corrupt_matrix_file_is_read_again_from_the_index(
             path.unlink()
         else:
             path.write_bytes(damage)
-        assert _matrix_of(embedded).source == "index"  # type: ignore[attr-defined]
         assert _found_by_meaning(embedded) == want
         assert path.read_bytes() == whole  # written again, the same
+    # Its header whole, its body not: the writer's check reads all of it, not the header alone.
+    from memdex.query.meaning.passes import current_model
+    from memdex.query.meaning.vectors import refresh
+
+    path.write_bytes(whole[:-1024] + b"\xff" * 1024)  # the chunk ids among them: all -1
+    assert refresh(embedded, current_model(embedded)["name"]) == "written"
+    assert path.read_bytes() == whole
 
 
 def test_the_reload_check_reads_no_vectors_until_the_index_changes(

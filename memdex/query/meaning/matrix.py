@@ -9,11 +9,12 @@ they are most of the matrix, and score -inf otherwise. A chunk scores its best r
 
 The same arrays are kept in a file beside the index (vectors.py decides when), which a search
 memory-maps: starting a process then costs nothing, however many vectors there are. The file
-is one header and five arrays, each at a multiple of ALIGN bytes:
+is one header and six arrays, each at a multiple of ALIGN bytes:
 
     MAGIC, header length (uint32 LE), JSON header {format, model, version, rows, chunks, dim}
     vectors int8 (rows, dim) | factors float32 (rows) | starts int64 (chunks): first row of
-    each chunk | chunk ids int64 (chunks) | document ids int64 (chunks)
+    each chunk | chunk ids int64 (chunks) | document ids int64 (chunks) | keys uint64 (chunks):
+    what each chunk's rows were made from, so that a matrix made again copies what is unchanged
 
 It is written to a temporary name and renamed into place, so a reader sees a whole file or
 the one before; one that fails any check here (size, header, order) is not used.
@@ -51,6 +52,7 @@ _ARRAYS = (
     ("starts", "<i8"),
     ("chunk_ids", "<i8"),
     ("document_ids", "<i8"),
+    ("keys", "<u8"),
 )
 
 
@@ -65,6 +67,7 @@ class Matrix:
     starts: IntArray  # (chunks,): each chunk's first row
     chunk_ids: IntArray  # (chunks,), ascending
     document_ids: IntArray  # (chunks,)
+    keys: NDArray[np.uint64]  # (chunks,): which vector each chunk's rows were made from (vectors.row_keys)
     source: str = "index"  # "file" when memory-mapped from the matrix file
     _counts: IntArray | None = field(default=None, repr=False)
 
@@ -138,7 +141,13 @@ def _buffer(dim: int) -> FloatArray:
 
 
 def build(
-    model: str, version: int | None, chunk_ids: IntArray, document_ids: IntArray, blobs: list[bytes], dim: int
+    model: str,
+    version: int | None,
+    chunk_ids: IntArray,
+    document_ids: IntArray,
+    keys: NDArray[np.uint64],
+    blobs: list[bytes],
+    dim: int,
 ) -> Matrix:
     """A matrix from stored vectors: per chunk (ascending ids), its int8 bytes, one or more
     vectors of ``dim`` one after another."""
@@ -158,7 +167,64 @@ def build(
         np.einsum("ij,ij->i", block, block, out=factors[start : start + len(block)])
     np.sqrt(factors, out=factors)
     np.divide(1, factors, out=factors, where=factors > 0)
-    return Matrix(model, version, vectors, factors, starts, chunk_ids, document_ids)
+    return Matrix(model, version, vectors, factors, starts, chunk_ids, document_ids, keys)
+
+
+def merge(
+    base: Matrix,
+    version: int | None,
+    chunk_ids: IntArray,
+    document_ids: IntArray,
+    keys: NDArray[np.uint64],
+    fresh: dict[int, bytes],
+    dim: int,
+) -> Matrix:
+    """The matrix of ``chunk_ids`` (ascending) as :func:`build` would make it, taking each chunk's
+    rows from ``base`` where it holds the chunk with the same key and document, and from
+    ``fresh`` (its stored bytes) where not: after a few vectors changed, the rest is copied
+    rather than read out of SQLite again."""
+    kept, where = kept_rows(base, chunk_ids, document_ids, keys)
+    new = np.flatnonzero(~kept)
+    added = build(
+        base.model,
+        version,
+        chunk_ids[new],
+        document_ids[new],
+        keys[new],
+        [fresh[int(chunk_ids[i])] for i in new],
+        dim,
+    )
+    counts = np.empty(len(chunk_ids), dtype=np.int64)
+    counts[kept] = np.diff(base.starts, append=base.rows)[where[kept]]
+    counts[new] = np.diff(added.starts, append=added.rows)
+    starts = np.zeros(len(chunk_ids), dtype=np.int64)
+    np.cumsum(counts[:-1], out=starts[1:])
+    vectors = np.empty((int(counts.sum()), dim), dtype=np.int8)
+    factors = np.empty(len(vectors), dtype=np.float32)
+    parts = ((base, kept, base.starts[where[kept]]), (added, ~kept, added.starts))
+    for source, chosen, their_starts in parts:
+        sizes = counts[chosen]
+        step = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        src = np.repeat(their_starts, sizes) + step
+        dst = np.repeat(starts[chosen], sizes) + step
+        vectors[dst] = source.vectors[src]
+        factors[dst] = source.factors[src]
+    return Matrix(base.model, version, vectors, factors, starts, chunk_ids, document_ids, keys)
+
+
+def kept_rows(
+    base: Matrix, chunk_ids: IntArray, document_ids: IntArray, keys: NDArray[np.uint64]
+) -> tuple[BoolArray, IntArray]:
+    "Which chunks ``base`` holds as they are now, and where in it (its index of each chunk)."
+    if not len(base.chunk_ids):
+        return np.zeros(len(chunk_ids), dtype=bool), np.zeros(len(chunk_ids), dtype=np.int64)
+    where = np.minimum(np.searchsorted(base.chunk_ids, chunk_ids), len(base.chunk_ids) - 1)
+    kept = (
+        (base.chunk_ids[where] == chunk_ids)
+        & (base.keys[where] == keys)
+        & (base.document_ids[where] == document_ids)
+    )
+    return kept, where
 
 
 # ---------------------------------------------------------------------------------------------
@@ -183,7 +249,7 @@ def _header(m: Matrix) -> bytes:
 
 def _layout(rows: int, chunks: int, dim: int, start: int) -> list[tuple[str, str, int, int]]:
     "(name, dtype, offset, count) of each array, the first at ``start``."
-    sizes = (rows * dim, rows, chunks, chunks, chunks)
+    sizes = (rows * dim, rows, chunks, chunks, chunks, chunks)
     out, at = [], start
     for (name, dtype), size in zip(_ARRAYS, sizes, strict=True):
         out.append((name, dtype, at, size))
@@ -212,9 +278,11 @@ def save(path: Path, m: Matrix, mode: int = 0o644) -> None:
         raise
 
 
-def open_file(path: Path, model: str, version: int) -> tuple[Matrix | None, str]:
+def open_file(path: Path, model: str, version: int | None) -> tuple[Matrix | None, str]:
     """The matrix in ``path`` when it holds ``model`` at ``version``, memory-mapped; else None
-    and why not: "missing", "stale" (another model or version) or "corrupt"."""
+    and why not: "missing", "stale" (another model or version) or "corrupt". With ``version``
+    None, at whatever version it holds (a base for :func:`merge`: "current" then says only
+    that it is whole)."""
     try:
         with open(path, "rb") as f:
             mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
@@ -227,14 +295,14 @@ def open_file(path: Path, model: str, version: int) -> tuple[Matrix | None, str]
     except (ValueError, KeyError, TypeError, struct.error):
         mapped.close()
         return None, "corrupt"
-    if about["model"] != model or about["version"] != version:
+    if about["model"] != model or (version is not None and about["version"] != version):
         mapped.close()
         return None, "stale"
     arrays = _arrays(mapped, about)
     if arrays is None:
         mapped.close()
         return None, "corrupt"
-    return Matrix(model, version, source="file", **arrays), "current"
+    return Matrix(model, about["version"], source="file", **arrays), "current"
 
 
 def file_state(path: Path, model: str, version: int) -> str:
@@ -270,7 +338,7 @@ def _read_header(data: Any) -> dict[str, Any]:
 
 
 def _arrays(mapped: mmap.mmap, about: dict[str, Any]) -> dict[str, Any] | None:
-    "The five arrays over the mapped file, or None when they do not fit it or do not make sense."
+    "The arrays over the mapped file, or None when they do not fit it or do not make sense."
     rows, chunks, dim = about["rows"], about["chunks"], about["dim"]
     layout = _layout(rows, chunks, dim, about["begin"])
     name, dtype, offset, count = layout[-1]

@@ -17,6 +17,7 @@ more until the index changes.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import sqlite3
@@ -28,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memdex.errors import DatabaseError
-from memdex.query.meaning.matrix import Matrix, build, file_state, open_file, save
+from memdex.query.meaning.matrix import Matrix, build, kept_rows, merge, open_file, save
 from memdex.store import db
 
 FloatArray = NDArray[np.float32]
@@ -73,6 +74,14 @@ def _key(conn: sqlite3.Connection, model: str) -> tuple[str, str]:
     return (str(path.resolve()) if path else f"memory:{id(conn)}", model)
 
 
+def row_keys(scales: NDArray[np.float64]) -> NDArray[np.uint64]:
+    """Which vector a matrix holds for each chunk, in 64 bits: the bits of its stored scale. A
+    chunk's text never changes (a changed text is a new chunk), so its vector of a model is
+    the same unless made again by another encoder, whose vector's scale differs; a chunk whose
+    key is unchanged still has the rows a matrix holds for it."""
+    return np.ascontiguousarray(scales, dtype=np.float64).view(np.uint64)
+
+
 def matrix(conn: sqlite3.Connection, model: str, dim: int) -> Matrix:
     "The vectors of ``model`` in this index as it is now: kept, memory-mapped, or read anew."
     key = _key(conn, model)
@@ -84,65 +93,101 @@ def matrix(conn: sqlite3.Connection, model: str, dim: int) -> Matrix:
     path = matrix_path(conn)
     found, state = open_file(path, model, version) if path else (None, "missing")
     if found is None:
-        found = load(conn, model, dim)
+        found = load(conn, model, dim, cached or _stale_file(path, model, state))
         if path is not None and found.version == version and _writable(path):
-            _save(path, found, f"the matrix file was {state}")
+            found = _save(path, found, f"the matrix file was {state}")[1]
     with _lock:
         _cache[key] = found
     return found
 
 
-def load(conn: sqlite3.Connection, model: str, dim: int) -> Matrix:
-    "Every vector of ``model`` whose chunk is still in the index, read from SQLite at one version."
+def _stale_file(path: Path | None, model: str, state: str) -> Matrix | None:
+    "The matrix file of another version, whole: what a new matrix can copy unchanged rows from."
+    return open_file(path, model, None)[0] if path is not None and state == "stale" else None
+
+
+def load(conn: sqlite3.Connection, model: str, dim: int, base: Matrix | None = None) -> Matrix:
+    """Every vector of ``model`` whose chunk is still in the index, read from SQLite at one
+    version; given ``base`` (a matrix of another version), only the vectors it lacks are read
+    (their keys say which: row_keys), the rest copied from it."""
     cursor = conn.cursor()
     cursor.row_factory = None  # plain tuples: a 100,000-row read is a third faster
-    # The version before and after the read: equal, the rows are of that version (a version is
-    # never drawn twice). No transaction of our own: the connection may be shared by threads.
+    usable = base is not None and base.model == model and base.dim == dim
+    # The version before and after the reads: equal, the rows are of that version (a version
+    # is never drawn twice). No transaction of our own: the connection may be shared by threads.
     for _ in range(3):
         version = current_version(conn)
-        rows = cursor.execute(db.query("vectors_load"), {"model": model}).fetchall()
+        query = "vectors_keys" if usable else "vectors_load"
+        rows = cursor.execute(db.query(query), {"model": model}).fetchall()
+        ids, documents, keys = _columns(rows)
+        fresh: dict[int, bytes] = {}
+        if usable:
+            assert base is not None
+            kept, _ = kept_rows(base, ids, documents, keys)
+            wanted = json.dumps(ids[~kept].tolist())
+            fresh = dict(cursor.execute(db.query("vectors_of_chunks"), {"model": model, "ids": wanted}))
         if current_version(conn) == version:
             break
-    else:
-        version = None  # written to all the while: good for this search, kept for none
-    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    documents = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+    else:  # written to all the while: one read, good for this search, kept for none
+        version, usable = None, False
+        rows = cursor.execute(db.query("vectors_load"), {"model": model}).fetchall()
+        ids, documents, keys = _columns(rows)
     try:
-        return build(model, version, ids, documents, [r[2] for r in rows], dim)
+        if usable:
+            assert base is not None
+            return merge(base, version, ids, documents, keys, fresh, dim)
+        return build(model, version, ids, documents, keys, [r[3] for r in rows], dim)
     except ValueError as exc:
         raise DatabaseError(
             f"{db.path_of(conn)}: {exc} ({model}): run `memdex embed --drop` and `memdex embed` again"
         ) from None
 
 
+def _columns(rows: list[tuple]) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.uint64]]:
+    "Chunk ids, document ids and row keys of rows (chunk_id, document_id, scale, ...)."
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    documents = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+    scales = np.fromiter((r[2] for r in rows), dtype=np.float64, count=len(rows))
+    return ids, documents, row_keys(scales)
+
+
 def refresh(conn: sqlite3.Connection, model: str) -> str:
     """Make the matrix file current for ``model`` (after vectors were written); say what became
-    of it: "current" (it was), "written", or "not written: why" (searches then read SQLite)."""
+    of it: "current" (it was), "written", or "not written: why" (searches then read SQLite).
+    Only the vectors that changed are read: the rest come from the matrix before."""
     path = matrix_path(conn)
     if path is None:
         return "not written: the index is in memory"
     row = conn.execute(db.query("embedding_model_dim"), {"name": model}).fetchone()
     if row is None:
         return "not written: no vectors of this model"
-    if file_state(path, model, current_version(conn)) == "current":
+    found, state = open_file(path, model, current_version(conn))  # the whole file checked
+    if found is not None:
         return "current"
-    loaded = load(conn, model, row[0])
+    key = _key(conn, model)
+    with _lock:
+        cached = _cache.get(key)
+    loaded = load(conn, model, row[0], cached or _stale_file(path, model, state))
     if loaded.version is None:
         return "not written: vectors were being written all the while"
+    said, kept = _save(path, loaded, "vectors changed")
     with _lock:
-        _cache[_key(conn, model)] = loaded
-    return _save(path, loaded, "vectors changed")
+        _cache[key] = kept
+    return said
 
 
-def _save(path: Path, m: Matrix, why: str) -> str:
+def _save(path: Path, m: Matrix, why: str) -> tuple[str, Matrix]:
+    """Write ``m`` to the matrix file; say how it went, and give the matrix to keep: the file,
+    memory-mapped, once written (its pages are the page cache's, not this process's)."""
     index = path.with_name(path.name.removesuffix(SUFFIX))
     try:
         # Readable by whoever may read the index: its own permissions, less execute.
         save(path, m, stat.S_IMODE(index.stat().st_mode) & 0o666)
     except OSError as exc:  # a full disk or a folder we may not write: searches read SQLite
         log.warning("matrix file %s not written (%s): %s", path, why, exc)
-        return f"not written: {exc.strerror or exc}"
-    return "written"
+        return f"not written: {exc.strerror or exc}", m
+    mapped, _ = open_file(path, m.model, m.version)
+    return "written", mapped or m
 
 
 def _writable(path: Path) -> bool:
