@@ -440,8 +440,14 @@ def test_a_missing_or_corrupt_matrix_file_is_read_again_from_the_index(
     from memdex.query.meaning.vectors import refresh
 
     path.write_bytes(whole[:-1024] + b"\xff" * 1024)  # the chunk ids among them: all -1
+    # A writer killed mid-write an hour ago left its temporary file; one writing now, its own.
+    killed, writing = (path.with_name(f".{path.name}.{n}.tmp") for n in ("killed", "writing"))
+    for leftover in (killed, writing):
+        leftover.write_bytes(whole[:1000])
+    os.utime(killed, (time.time() - 7200, time.time() - 7200))
     assert refresh(embedded, current_model(embedded)["name"]) == "written"
     assert path.read_bytes() == whole
+    assert not killed.exists() and writing.exists()
 
 
 def test_the_reload_check_reads_no_vectors_until_the_index_changes(

@@ -23,6 +23,7 @@ import os
 import sqlite3
 import stat
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -186,8 +187,23 @@ def _save(path: Path, m: Matrix, why: str) -> tuple[str, Matrix]:
     except OSError as exc:  # a full disk or a folder we may not write: searches read SQLite
         log.warning("matrix file %s not written (%s): %s", path, why, exc)
         return f"not written: {exc.strerror or exc}", m
+    _remove_leftovers(path)
     mapped, _ = open_file(path, m.model, m.version)
     return "written", mapped or m
+
+
+LEFTOVER_SECONDS = 3600  # a temporary matrix file this old was a writer's killed mid-write
+
+
+def _remove_leftovers(path: Path) -> None:
+    "Temporary files of writers killed while writing (save writes one, then renames it)."
+    now = time.time()
+    for old in path.parent.glob(f".{path.name}.*.tmp"):
+        try:
+            if now - old.stat().st_mtime > LEFTOVER_SECONDS:
+                old.unlink()
+        except OSError:  # gone already, or another's to remove: it is only a leftover
+            continue
 
 
 def _writable(path: Path) -> bool:
