@@ -495,6 +495,15 @@ def test_filters_choose_among_all_the_vectors_not_the_nearest_few(
     memories = [c for c in everything if kind[c] == "memory"][:3]
     found = meaning_pass(embedded, query, True, Filters(kinds=["memory"]).params())
     assert [n.chunk_id for n in found.near] == memories and len(memories) >= 2
+    # Asked again, the documents the filter allows are the connection's already.
+    statements: list[str] = []
+    embedded.set_trace_callback(statements.append)
+    try:
+        again = meaning_pass(embedded, query, True, Filters(kinds=["memory"]).params())
+    finally:
+        embedded.set_trace_callback(None)
+    assert [n.chunk_id for n in again.near] == memories
+    assert not [s for s in statements if "SELECT d.id FROM documents d" in s]
 
 
 @pytest.mark.slow

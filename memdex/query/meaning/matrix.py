@@ -40,8 +40,9 @@ BoolArray = NDArray[np.bool_]
 IntArray = NDArray[np.int64]
 
 # Rows multiplied at a time: 256 x 384 float32 is 384 KiB, inside a core's 1-2 MiB L2 cache.
-# Over 100,000 x 384 rows (scripts/bench_meaning.py product), in CPU ms: blocks of 256 15,
-# 512 16.6, 1,024 19.6, 2,048 20.4; float32 rows already in memory 16 (and 4x the bytes).
+# Over 100,000 x 384 rows of the matrix file, top 100, CPU ms on a quiet machine: blocks of
+# 128 15.6, 256 13.9, 512 15.5, 1,024 18.6, 2,048 18.4; float32 rows in memory 16.1 (4x the
+# bytes, read out of SQLite first). At load 10: 256 16.3, float32 16.5.
 BLOCK = 256
 MAGIC = b"MDXVECS1"
 FORMAT = 1

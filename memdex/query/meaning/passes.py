@@ -177,9 +177,17 @@ def _allowed(conn: sqlite3.Connection, vectors: Matrix, params: dict[str, Any]) 
     nearest that pass (not the nearest of all, then filtered)."""
     import numpy as np
 
-    if all(params.get(key) is None for key in _filter_keys()) or not len(vectors.document_ids):
+    chosen = tuple(params.get(key) for key in _filter_keys())
+    if all(value is None for value in chosen) or not len(vectors.document_ids):
         return None
-    ids = np.fromiter((r[0] for r in conn.execute(db.query("documents_filtered"), params)), dtype=np.int64)
+    # The documents a filter allows, kept by the connection until the index changes (db.memo):
+    # a resident process asked the same filter again skips the query (11 ms of 47 for a
+    # namespace at 28,600 documents).
+    known = db.memo(conn, "meaning_filters")
+    ids = known.get(chosen)
+    if ids is None:
+        rows = conn.execute(db.query("documents_filtered"), params)
+        ids = known[chosen] = np.fromiter((r[0] for r in rows), dtype=np.int64)
     top = int(vectors.document_ids.max())
     table = np.zeros(top + 1, dtype=bool)
     table[ids[ids <= top]] = True
