@@ -26,13 +26,12 @@ from memdex.doors.cli import cli  # noqa: E402
 from memdex.errors import InvalidParameter, MemdexError  # noqa: E402
 from memdex.query.meaning import weights as weights_module  # noqa: E402
 from memdex.query.meaning.encoder import Encoder, batches, forward_numpy, onnxruntime_available  # noqa: E402
-from memdex.query.meaning.model import DEFAULT_PRECISION, ModelSpec, load_spec, precision_of  # noqa: E402
+from memdex.query.meaning.model import DEFAULT_PRECISION, ModelSpec, cache_dir, load_spec, precision_of  # noqa: E402
 from memdex.query.meaning.weights import (  # noqa: E402
     BertWeights,
     LayerWeights,
     Linear,
-    cache_dir,
-    int8_places,
+    linears_places,
     load_weights,
     read_safetensors,
     write_safetensors,
@@ -159,20 +158,28 @@ def test_int8_weights_are_kept_in_the_cache_folder_and_reused(tmp_path: Path) ->
 @pytest.mark.slow
 def test_fp32_weights_are_mapped_and_equal_to_loading_the_file_whole() -> None:
     """Every number as safetensors' own loader and a copy gave (the code before issue 30), the
-    word embeddings a read-only view of the file, and a query's vector the same bits."""
+    word embeddings a read-only view of the file, the linear weights arranged once and mapped
+    from memdex's cache folder after, and a query's vector the same bits."""
     from safetensors.numpy import load_file
     from threadpoolctl import threadpool_limits
     from tokenizers import Tokenizer
 
     spec = load_spec(MODEL, precision="fp32")
+    made = load_weights(spec)
+    (kept,) = (cache_dir() / "models").iterdir()
+    assert kept.name.startswith("memdex-fp32-") and not (MODEL / kept.name).exists()
+    stamp = kept.stat().st_mtime_ns
     mapped = load_weights(spec)
+    assert kept.stat().st_mtime_ns == stamp  # read, not made again
     reference = _copied_weights(load_file(str(spec.weights_file)), spec)
     assert not mapped.word.flags.writeable and not mapped.word.flags.owndata
     assert np.array_equal(mapped.word, reference.word) and np.array_equal(mapped.position, reference.position)
-    for ours, theirs in zip(mapped.layers, reference.layers, strict=True):
+    for ours, first, theirs in zip(mapped.layers, made.layers, reference.layers, strict=True):
         for name in ("qkv", "attn_out", "up", "down"):
             mine, other = getattr(ours, name), getattr(theirs, name)
+            assert not mine.weight.flags.writeable and not mine.weight.flags.owndata  # a view of the copy
             assert mine.weight.flags.c_contiguous and np.array_equal(mine.weight, other.weight)
+            assert np.array_equal(getattr(first, name).weight, other.weight)
             assert np.array_equal(mine.bias, other.bias)
     tokenizer = Tokenizer.from_file(str(spec.tokenizer_file))
     with threadpool_limits(limits=1, user_api="blas"):  # as a search runs it (and fast on a busy machine)
@@ -351,7 +358,7 @@ def test_a_truncated_int8_copy_is_made_again(tiny_model: Path, tmp_path: Path) -
     shutil.copytree(tiny_model, folder)
     spec = load_spec(folder, precision="int8")
     good = load_weights(spec).layers[1].down.weight.copy()
-    kept = int8_places(spec)[0]
+    kept = linears_places(spec)[0]
     kept.write_bytes(kept.read_bytes()[:1000])
     assert np.array_equal(load_weights(spec).layers[1].down.weight, good)
     assert read_safetensors(kept)[1]["format"] == weights_module.INT8_FORMAT  # whole again

@@ -17,21 +17,23 @@ import importlib.util
 import math
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from memdex.errors import InvalidParameter, MemdexError
+from memdex.query.meaning import blas_pinned
 from memdex.query.meaning.model import ModelSpec
-from memdex.query.meaning.onnx_graph import MASKED, TINY, build_onnx_model
-from memdex.query.meaning.weights import BertWeights, Linear, load_weights
+from memdex.query.meaning.weights import MASKED, TINY, BertWeights, Linear, load_weights
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
+
+    from memdex.query.meaning.wordpiece import WordPiece
 
 Backend = Literal["auto", "numpy", "onnx"]
 BACKENDS: tuple[str, ...] = ("auto", "numpy", "onnx")
@@ -43,6 +45,10 @@ IntArray = NDArray[np.int64]
 # chunk texts, runs of 128 to 1,024 pieces cost within 5% of each other, 256 among the least.
 TOKENS_PER_RUN = 256
 MAX_BATCH = 64  # texts per run at most, however short
+# A search's query is split in Python (wordpiece.py) when it is this small; more text goes to
+# `tokenizers`, whose Rust is faster once loaded and which handles any Unicode.
+QUICK_TEXTS = 8
+QUICK_CHARS = 4_000
 
 
 # ---------------------------------------------------------------------------------------------
@@ -256,9 +262,12 @@ class Encoder:
             "onnx" if backend != "numpy" and onnxruntime_available() else "numpy"
         )
         self._controller: Any = None
-        self._tokenizer = self._load_tokenizer(spec)
+        self._wordpiece: WordPiece | None = None
+        self._wordpiece_looked = False
         weights = load_weights(spec)
         if self.backend == "onnx":
+            from memdex.query.meaning.onnx_graph import build_onnx_model  # a search never needs it
+
             self._run: Callable[[IntArray, IntArray], FloatArray] = _OnnxRunner(
                 build_onnx_model(weights, spec)
             )
@@ -266,10 +275,12 @@ class Encoder:
             prepared = numpy_weights(weights)
             self._run = lambda ids, mask: forward_numpy(prepared, spec, ids, mask)
 
-    @staticmethod
-    def _load_tokenizer(spec: ModelSpec) -> Tokenizer:
+    @cached_property
+    def _tokenizer(self) -> Tokenizer:
+        "`tokenizers` on the model's tokenizer.json: loaded when a text is more than a query"
         from tokenizers import Tokenizer
 
+        spec = self.spec
         try:
             tokenizer = Tokenizer.from_file(str(spec.tokenizer_file))
         except Exception as error:  # not JSON, or a tokenizer format this version cannot read
@@ -302,11 +313,13 @@ class Encoder:
         prepared = [prefix + text for text in texts]
         if self.spec.do_lower_case:
             prepared = [text.lower() for text in prepared]
-        encodings = self._tokenizer.encode_batch(prepared)
-        lengths = [len(encoding.ids) for encoding in encodings]
+        pieces = self._quick_ids(prepared)
+        if pieces is None:
+            pieces = [encoding.ids for encoding in self._tokenizer.encode_batch(prepared)]
+        lengths = [len(ids) for ids in pieces]
 
         def run(chosen: list[int]) -> None:
-            ids = np.array([encodings[index].ids for index in chosen], dtype=np.int64)
+            ids = np.array([pieces[index] for index in chosen], dtype=np.int64)
             mask = np.ones_like(ids)  # one length a run: nothing to mask
             out[chosen] = _pool(self._run(ids, mask), mask, self.spec.pooling)
 
@@ -314,6 +327,8 @@ class Encoder:
         workers = min(self.threads or available_cores(), len(runs))
         with self._blas_threads():
             if workers > 1:
+                from concurrent.futures import ThreadPoolExecutor
+
                 with ThreadPoolExecutor(workers, thread_name_prefix="memdex-encode") as pool:
                     for _ in pool.map(run, runs):
                         pass
@@ -324,9 +339,28 @@ class Encoder:
             out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), np.float32(1e-12))
         return out
 
+    def _quick_ids(self, texts: list[str]) -> list[list[int]] | None:
+        """A query's word pieces without loading `tokenizers` (wordpiece.py), when the texts are
+        few and short, the model's tokenizer is BERT's own and the text plain ASCII; else None."""
+        if len(texts) > QUICK_TEXTS or sum(map(len, texts)) > QUICK_CHARS:
+            return None
+        if not self._wordpiece_looked:
+            from memdex.query.meaning import wordpiece
+
+            self._wordpiece, self._wordpiece_looked = wordpiece.load(self.spec), True
+        if self._wordpiece is None:
+            return None
+        found: list[list[int]] = []
+        for text in texts:
+            ids = self._wordpiece.ids(text, self.spec.max_length)
+            if ids is None:
+                return None
+            found.append(ids)
+        return found
+
     def _blas_threads(self) -> AbstractContextManager[Any]:
         "The numpy backend's BLAS held to one thread while it encodes (its runs are the threads)"
-        if self.backend != "numpy":
+        if self.backend != "numpy" or blas_pinned():
             return nullcontext()
         if self._controller is None:  # looking the libraries up costs 0.4 ms: once per encoder
             from threadpoolctl import ThreadpoolController

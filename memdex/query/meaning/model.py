@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -82,6 +83,24 @@ class ModelSpec:
     @property
     def tokenizer_file(self) -> Path:
         return self.path / "tokenizer.json"
+
+
+def cache_dir() -> Path:
+    "memdex's cache folder: ``$XDG_CACHE_HOME/memdex`` (``~/.cache/memdex`` by default)."
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "memdex"
+
+
+def derived_places(spec: ModelSpec, name: str, writing: bool = False) -> list[Path]:
+    """Where a file memdex derives from a model's files (its arranged weights, its vocabulary)
+    may be, in the order tried: beside the model, then memdex's cache folder. To write one,
+    beside the model only when its folder is writable by its mode, not only by who we are:
+    root may write anywhere, and a folder made read-only is not ours."""
+    beside = spec.path / name
+    if writing:
+        mode = spec.path.stat().st_mode
+        if not (mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) and os.access(spec.path, os.W_OK)):
+            return [cache_dir() / "models" / name]
+    return [beside, cache_dir() / "models" / name]
 
 
 def _hub_offline() -> bool:

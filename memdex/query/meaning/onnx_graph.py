@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memdex.query.meaning.model import ModelSpec
-from memdex.query.meaning.weights import BertWeights, FloatArray, Linear
+from memdex.query.meaning.weights import MASKED, TINY, BertWeights, FloatArray, Linear
 
 _Chunks = list[bytes | memoryview]
 _ELEMENT_TYPES = {  # TensorProto.DataType
@@ -34,8 +34,6 @@ _FLOAT, _INT64 = 1, 7
 _ATTR_FLOAT, _ATTR_INT, _ATTR_INTS = 1, 2, 7  # AttributeProto.AttributeType
 _IR_VERSION, _OPSET = 8, 17
 _MS_DOMAIN = "com.microsoft"  # onnxruntime's own operators
-MASKED = -1e9  # added to attention scores at padding positions: exp() of it is exactly 0 in float32
-TINY = 1e-12  # the smallest row peak a step is taken from: a row of zeros stays zeros
 
 
 def _varint(value: int) -> bytes:

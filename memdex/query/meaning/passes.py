@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import sys
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdex.errors import MemdexError
 from memdex.query import ranking
-from memdex.query.meaning import available
+from memdex.query.meaning import available, blas_pinned, pin_blas
 from memdex.query.meaning.model import MODEL_ENV, Precision, precision_of
 from memdex.store import db
 
@@ -104,7 +104,7 @@ def meaning_pass(
         return MeaningPass(False, "no vectors in this index (run `memdex embed`)", asked=asked)
     model = row["name"]
     started = time.perf_counter()
-    _no_blas_threads()
+    pin_blas()
     try:
         encoder = query_encoder(model_path(row["source"]), precision_of(model))
     except MemdexError as exc:
@@ -139,19 +139,13 @@ def meaning_pass(
     return MeaningPass(True, model=model, ms=ms, near=near, asked=asked)
 
 
-def _no_blas_threads() -> None:
-    """Before a search first imports numpy: OpenBLAS then starts no threads of its own, which
-    memdex never uses (the product and the query run on one, the encoder's runs are its
-    threads). Starting them cost a CLI search 40 ms of CPU (scripts/bench_meaning.py search).
-    A setting of the user's own is kept."""
-    if "numpy" not in sys.modules:
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-
 def _one_thread() -> Any:
     """One BLAS thread for the query and the product: a dozen word pieces and a few hundred
     rows at a time are too little work to share, and OpenBLAS threads spinning on a busy
-    machine made a search 6x slower (750 ms against 120 ms, load average 4 on two cores)."""
+    machine made a search 6x slower (750 ms against 120 ms, load average 4 on two cores).
+    Nothing to do when BLAS was held to one thread before numpy loaded it (pin_blas)."""
+    if blas_pinned():
+        return nullcontext()
     return _threads().limit(limits=1, user_api="blas")
 
 

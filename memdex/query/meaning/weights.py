@@ -5,11 +5,13 @@ norm and bias) is a read-only view of the file, so a search reads from disk only
 the words it encodes. Linear weights are turned to (in, out), as the forward pass multiplies
 them, and that copy is the only one made at full precision.
 
-At int8 the linear weights are quantised per output channel (one scale per column, signed
-int8 within ±127) the first time a model is loaded so, and the result is kept in a
-safetensors file of its own: beside the model's files when that folder is writable, else in
-memdex's cache folder. Its name is a hash of the model's identity (its files' hash, the
-weights' size and modification time) and of the quantisation's version, so a changed model
+The linear weights as the forward pass multiplies them are made the first time a model is
+loaded at a precision and kept in a safetensors file of their own: at fp32 turned to (in, out)
+with query, key and value side by side (making them cost a search process 40 ms; mapping the
+copy costs nothing), at int8 also quantised per output channel (one scale per column, signed
+int8 within ±127). The copy lives beside the model's files when that folder is writable, else
+in memdex's cache folder. Its name is a hash of the model's identity (its files' hash, the
+weights' size and modification time) and of the arrangement's version, so a changed model
 never meets a stale copy.
 """
 
@@ -20,9 +22,7 @@ import json
 import math
 import mmap
 import os
-import stat
 import struct
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,10 +32,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memdex.errors import MemdexError
-from memdex.query.meaning.model import ModelSpec
+from memdex.query.meaning.model import ModelSpec, derived_places
 
 FloatArray = NDArray[np.float32]
 INT8_FORMAT = "memdex-int8-per-channel-1"  # change it when the quantisation changes: old copies are ignored
+FP32_FORMAT = "memdex-fp32-in-out-1"  # change it when the arrangement changes
+FORMATS = {"int8": INT8_FORMAT, "fp32": FP32_FORMAT}
+# Numbers both forward passes (numpy and the ONNX graph) share
+MASKED = -1e9  # added to attention scores at padding positions: exp() of it is exactly 0 in float32
+TINY = 1e-12  # the smallest row peak a step is taken from: a row of zeros stays zeros
 _DTYPES: dict[str, Any] = {
     "F64": np.float64,
     "F32": np.float32,
@@ -90,6 +95,8 @@ def _tensor(mapped: mmap.mmap | bytes, start: int, size: int, about: Mapping[str
 
 def write_safetensors(path: Path, tensors: Mapping[str, NDArray[Any]], metadata: Mapping[str, str]) -> None:
     "Write tensors as a safetensors file, atomically: a reader sees the old file or the whole new one."
+    import tempfile  # a search that only reads the kept copy need not import it (6 ms)
+
     header: dict[str, Any] = {"__metadata__": dict(metadata)}
     offset = 0
     for name, array in tensors.items():
@@ -171,9 +178,9 @@ def _canonical(name: str) -> str:
 def load_weights(spec: ModelSpec) -> BertWeights:
     """The model's weights at the spec's precision, or say which tensor is missing.
 
-    At fp32 every number is what loading the file whole and transposing gave before, so
-    vectors are bit for bit the same; at int8 the linear layers come from the cached copy
-    (made and saved here the first time), and their float32 form is never built again.
+    The linear layers come from the cached copy (made and saved here the first time): at fp32
+    every number is what loading the file whole and transposing gave before, so vectors are
+    bit for bit the same; at int8 their float32 form is never built again.
     """
     file = spec.weights_file
     stored, _ = read_safetensors(file)
@@ -224,21 +231,14 @@ def load_weights(spec: ModelSpec) -> BertWeights:
             "down": tensor(f"{prefix}.output.dense.bias"),
         }
 
-    if spec.precision == "int8":
-        quantised = _int8_linears(spec, lambda: [matrices(prefix) for prefix in prefixes])
-        linears = [
-            {
-                name: Linear(quantised[f"{i}.{name}"], bias, quantised[f"{i}.{name}.scale"])
-                for name, bias in biases(prefix).items()
-            }
-            for i, prefix in enumerate(prefixes)
-        ]
-    else:
-        linears = [
-            {name: Linear(weight, biases_[name]) for name, weight in matrices(prefix).items()}
-            for prefix in prefixes
-            for biases_ in [biases(prefix)]
-        ]
+    arranged = _cached_linears(spec, lambda: [matrices(prefix) for prefix in prefixes])
+    linears = [
+        {
+            name: Linear(arranged[f"{i}.{name}"], bias, arranged.get(f"{i}.{name}.scale"))
+            for name, bias in biases(prefix).items()
+        }
+        for i, prefix in enumerate(prefixes)
+    ]
     layers = tuple(
         LayerWeights(
             **linear,
@@ -276,58 +276,60 @@ def quantize_columns(weight: FloatArray) -> tuple[NDArray[np.int8], FloatArray]:
     return np.rint(weight / step).astype(np.int8), step.astype(np.float32)
 
 
-def cache_dir() -> Path:
-    "memdex's cache folder: ``$XDG_CACHE_HOME/memdex`` (``~/.cache/memdex`` by default)."
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "memdex"
-
-
-def int8_file_name(spec: ModelSpec) -> str:
-    "The cached copy's name: the model's identity and the quantisation's version, hashed."
+def linears_file_name(spec: ModelSpec) -> str:
+    "The cached copy's name: the model's identity, the precision and the arrangement's version, hashed."
     weights = spec.weights_file.stat()
-    key = f"{spec.identity}|{weights.st_size}|{weights.st_mtime_ns}|{INT8_FORMAT}"
-    return f"memdex-int8-{hashlib.sha256(key.encode()).hexdigest()[:16]}.safetensors"
+    key = f"{spec.identity}|{weights.st_size}|{weights.st_mtime_ns}|{FORMATS[spec.precision]}"
+    return f"memdex-{spec.precision}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.safetensors"
 
 
-def int8_places(spec: ModelSpec, writing: bool = False) -> list[Path]:
-    """Where the int8 copy may be, in the order tried: beside the model, then memdex's cache
-    folder. To write it, beside the model only when its folder is writable by its mode, not
-    only by who we are: root may write anywhere, and a folder made read-only is not ours."""
-    name = int8_file_name(spec)
-    beside = spec.path / name
-    if writing:
-        mode = spec.path.stat().st_mode
-        if not (mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) and os.access(spec.path, os.W_OK)):
-            return [cache_dir() / "models" / name]
-    return [beside, cache_dir() / "models" / name]
+def linears_places(spec: ModelSpec, writing: bool = False) -> list[Path]:
+    "Where the cached linear weights may be (model.derived_places)."
+    return derived_places(spec, linears_file_name(spec), writing)
 
 
-def _int8_linears(
+def _fits(spec: ModelSpec, tensors: Mapping[str, NDArray[Any]]) -> bool:
+    "Whether a cached copy holds every linear weight, of the precision's types and shapes"
+    dim = spec.dim
+    for index in range(spec.num_layers):
+        for name in LINEARS:
+            weight = tensors.get(f"{index}.{name}", _NONE)
+            if weight.ndim != 2 or (weight.shape[0] != dim and weight.shape[1] != dim):
+                return False
+            if spec.precision == "fp32":
+                if weight.dtype != np.float32:
+                    return False
+            elif weight.dtype != np.int8 or tensors.get(f"{index}.{name}.scale", _NONE).dtype != np.float32:
+                return False
+    return True
+
+
+def _cached_linears(
     spec: ModelSpec, matrices: Callable[[], list[dict[str, FloatArray]]]
 ) -> dict[str, NDArray[Any]]:
-    "The quantised linear weights: from a cached copy that fits, else made now and saved."
-    expected = {"format": INT8_FORMAT, "model": spec.identity, "layers": str(spec.num_layers)}
-    names = [f"{index}.{name}" for index in range(spec.num_layers) for name in LINEARS]
-    for place in int8_places(spec):
+    """The linear weights at the spec's precision, (in, out): from a cached copy that fits,
+    else made now from ``matrices()`` (full precision) and saved."""
+    expected = {"format": FORMATS[spec.precision], "model": spec.identity, "layers": str(spec.num_layers)}
+    for place in linears_places(spec):
         if not place.is_file():
             continue
         try:
             tensors, metadata = read_safetensors(place)
         except MemdexError:  # truncated or foreign: made again below
             continue
-        if all(metadata.get(key) == value for key, value in expected.items()) and all(
-            tensors.get(name, _NONE).dtype == np.int8
-            and tensors.get(f"{name}.scale", _NONE).dtype == np.float32
-            for name in names
-        ):
+        if all(metadata.get(key) == value for key, value in expected.items()) and _fits(spec, tensors):
             return tensors
-    quantised: dict[str, NDArray[Any]] = {}
+    arranged: dict[str, NDArray[Any]] = {}
     for index, layer in enumerate(matrices()):
         for name in LINEARS:
-            quantised[f"{index}.{name}"], quantised[f"{index}.{name}.scale"] = quantize_columns(layer[name])
-    for place in int8_places(spec, writing=True):
+            if spec.precision == "fp32":
+                arranged[f"{index}.{name}"] = layer[name]
+            else:
+                arranged[f"{index}.{name}"], arranged[f"{index}.{name}.scale"] = quantize_columns(layer[name])
+    for place in linears_places(spec, writing=True):
         try:
-            write_safetensors(place, quantised, expected)
+            write_safetensors(place, arranged, expected)
             break
         except OSError:  # a read-only model folder: try the next place; none works, keep it in memory
             continue
-    return quantised
+    return arranged
