@@ -552,3 +552,31 @@ def test_vectors_made_at_fp32_are_searched_with_an_fp32_query(
     result = search(sample, PARAPHRASE)
     assert result.semantic is not None and result.semantic["used"], result.notes
     assert "-int8" not in result.semantic["model"] and result.hits[0].title == OUTAGE
+
+
+def test_a_process_that_stays_moves_its_query_encoder_to_onnxruntime(
+    embedded: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    "From its third search a process encodes queries with onnxruntime, built on a thread; same nearest chunks"
+    pytest.importorskip("onnxruntime")
+    import threading
+
+    from memdex.query.meaning import passes
+    from memdex.query.request import Filters
+
+    monkeypatch.setattr(passes, "_encoders", {})
+    monkeypatch.setattr(passes, "_searches", {})
+    numpy_pass = passes.meaning_pass(embedded, PARAPHRASE, True, Filters().params())
+    assert [e.backend for e in passes._encoders.values()] == ["numpy"]
+    for _ in range(passes.RESIDENT_AFTER - 1):
+        passes.meaning_pass(embedded, PARAPHRASE, True, Filters().params())
+    (builder,) = [t for t in threading.enumerate() if t.name == "memdex-query-encoder"]
+    builder.join(timeout=60)
+    assert [e.backend for e in passes._encoders.values()] == ["onnx"]
+    onnx_pass = passes.meaning_pass(embedded, PARAPHRASE, True, Filters().params())
+    assert [n.chunk_id for n in onnx_pass.near] == [n.chunk_id for n in numpy_pass.near]
+    for ours, theirs in zip(onnx_pass.near, numpy_pass.near, strict=True):
+        assert abs(ours.similarity - theirs.similarity) < 1e-4
+    assert not [t for t in threading.enumerate() if t.name == "memdex-query-encoder"]  # built once
+    passes.meaning_pass(embedded, PARAPHRASE, True, Filters().params())
+    assert not [t for t in threading.enumerate() if t.name == "memdex-query-encoder"]
