@@ -580,3 +580,25 @@ def test_a_process_that_stays_moves_its_query_encoder_to_onnxruntime(
     assert not [t for t in threading.enumerate() if t.name == "memdex-query-encoder"]  # built once
     passes.meaning_pass(embedded, PARAPHRASE, True, Filters().params())
     assert not [t for t in threading.enumerate() if t.name == "memdex-query-encoder"]
+
+
+def test_a_cli_search_with_meaning_loads_neither_tokenizers_nor_onnxruntime(
+    embedded: sqlite3.Connection, db_path: Path
+) -> None:
+    "What a one-shot search loads: numpy's encoder, the kept weights and vocabulary, nothing more"
+    probe = (
+        "import sys\n"
+        f"sys.argv = ['memdex', '--db', {str(db_path)!r}, 'search', {PARAPHRASE!r}, '--json']\n"
+        "from memdex.doors.main import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as end:\n"
+        "    assert not end.code, end.code\n"
+        "print(sorted(m for m in ('numpy', 'tokenizers', 'onnxruntime', 'threadpoolctl') if m in sys.modules))\n"
+    )
+    env = {**os.environ, "MEMDEX_NO_SERVER": "1"}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    output = done.stdout.strip().splitlines()
+    assert json.loads("\n".join(output[:-1]))["semantic"]["used"]
+    assert output[-1] == "['numpy']"
