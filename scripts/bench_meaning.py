@@ -216,7 +216,12 @@ def encoder(
     type=click.Path(file_okay=False, exists=True, path_type=Path),
     help="A checkout to measure instead of this one (e.g. its last commit, while others edit).",
 )
-def corpus(corpus: Path, model: Path, rounds: int, previous: Path | None, current: Path | None) -> None:
+@click.option(
+    "--whole", is_flag=True, help="Also embed all of each chunk (--coverage whole) at int8 and fp32."
+)
+def corpus(
+    corpus: Path, model: Path, rounds: int, previous: Path | None, current: Path | None, whole: bool
+) -> None:
     """`memdex index` of a folder (the Serena corpus), then `memdex embed` of that words-only
     index at int8 and fp32 (and by a previous memdex), each on a fresh copy, alternating:
     median wall and CPU seconds, and each embedding's time as a multiple of the index's.
@@ -232,6 +237,10 @@ def corpus(corpus: Path, model: Path, rounds: int, previous: Path | None, curren
         if previous is not None:
             variants["previous fp32"] = (environments["previous"], [])  # it has no --precision
         variants["current int8"] = (environments["current"], ["--precision", "int8"])
+        if whole:
+            for precision in ("int8", "fp32"):
+                options = ["--precision", precision, "--coverage", "whole"]
+                variants[f"current {precision} whole"] = (environments["current"], options)
         words = folder / "words.db"
         index_runs = []
         samples: dict[str, list[bench.Sample]] = {name: [] for name in variants}
