@@ -602,3 +602,20 @@ def test_a_cli_search_with_meaning_loads_neither_tokenizers_nor_onnxruntime(
     output = done.stdout.strip().splitlines()
     assert json.loads("\n".join(output[:-1]))["semantic"]["used"]
     assert output[-1] == "['numpy']"
+
+
+def test_a_tokenizer_gone_bad_under_a_loaded_encoder_turns_meaning_off(
+    embedded: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    "Text the quick path leaves to `tokenizers`, whose file no longer reads: words answer, with a note"
+    from memdex.query.meaning import passes
+
+    monkeypatch.setattr(passes, "_encoders", {})
+    monkeypatch.setattr(passes, "_searches", {})
+    search(embedded, PARAPHRASE)  # the encoder loaded, `tokenizers` not
+    (encoder,) = passes._encoders.values()
+    monkeypatch.setattr(type(encoder.spec), "tokenizer_file", property(lambda spec: spec.path / "gone.json"))
+    result = search(embedded, "naïve café outage", semantic=True)  # not ASCII: `tokenizers` is needed
+    assert result.semantic is not None and not result.semantic["used"]
+    assert "gone.json" in result.semantic["reason"]
+    assert any(note.startswith("meaning off: Cannot read model file") for note in result.notes)

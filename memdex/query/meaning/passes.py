@@ -153,8 +153,12 @@ def meaning_pass(
 
     vectors = matrix(conn, model, row["dim"])
     allowed = _allowed(conn, vectors, filter_params)
+    try:
+        with _one_thread():
+            query = encoder.encode_queries([text])[0]  # may load `tokenizers`: a file gone bad since
+    except MemdexError as exc:
+        return MeaningPass(False, str(exc), model=model, asked=asked)
     with _one_thread():
-        query = encoder.encode_queries([text])[0]
         found = vectors.nearest(query, ranking.MEANING_DEPTH, allowed)
     nearest = [(cid, sim) for cid, sim in found if sim >= ranking.MIN_SIMILARITY]
     similarity = dict(nearest)
