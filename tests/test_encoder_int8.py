@@ -425,3 +425,28 @@ def test_embed_records_the_precision_it_ran_at(notes: Path, db_path: Path, preci
 def test_embed_refuses_an_unknown_precision(notes: Path, db_path: Path) -> None:
     result = CliRunner().invoke(cli, ["--db", str(db_path), "embed", "--precision", "int4"])
     assert result.exit_code == 2 and "'int4' is not one of 'int8', 'fp32'" in result.output
+
+
+def test_an_index_keeps_its_precision_and_coverage_when_the_defaults_change(
+    notes: Path, db_path: Path
+) -> None:
+    "Embedded at fp32, first, before the defaults became int8, whole: a new note is embedded as the rest"
+    base = ["--db", str(db_path), "embed", "--model", str(MODEL), "--json"]
+    first = CliRunner().invoke(
+        cli, [*base, "--precision", "fp32", "--coverage", "first"], catch_exceptions=False
+    )
+    assert first.exit_code == 0, first.output
+    model = json.loads(first.stdout)["model"]
+    assert precision_of(model) == "fp32" and model.endswith("@128")
+    (notes / "later.md").write_text("# Later\n\nThe standby region took over in four minutes.\n")
+    CliRunner().invoke(cli, ["--db", str(db_path), "index", "-q", str(notes)], catch_exceptions=False)
+    again = CliRunner().invoke(cli, base, catch_exceptions=False)
+    assert again.exit_code == 0, again.output
+    report = json.loads(again.stdout)
+    assert report["model"] == model and report["embedded"] == 1  # not the whole index again
+    fresh = CliRunner().invoke(cli, [*base, "--drop"], catch_exceptions=False)
+    assert fresh.exit_code == 0
+    made = json.loads(CliRunner().invoke(cli, base, catch_exceptions=False).stdout)["model"]
+    assert precision_of(made) == DEFAULT_PRECISION == "int8" and made.endswith(
+        "@128w"
+    )  # a new index's defaults

@@ -574,9 +574,13 @@ def test_a_process_that_stays_moves_its_query_encoder_to_onnxruntime(
     builder.join(timeout=60)
     assert [e.backend for e in passes._encoders.values()] == ["onnx"]
     onnx_pass = passes.meaning_pass(embedded, PARAPHRASE, True, Filters().params())
-    assert [n.chunk_id for n in onnx_pass.near] == [n.chunk_id for n in numpy_pass.near]
-    for ours, theirs in zip(onnx_pass.near, numpy_pass.near, strict=True):
-        assert abs(ours.similarity - theirs.similarity) < 1e-4
+    # The same arithmetic; at int8 fp32's own small differences (LayerNorm, GELU) tip a few
+    # roundings the other way (test_encoder_int8: cosine between backends above 0.99).
+    theirs = {n.chunk_id: n.similarity for n in numpy_pass.near}
+    assert onnx_pass.near[0].chunk_id == numpy_pass.near[0].chunk_id
+    assert len(set(theirs) & {n.chunk_id for n in onnx_pass.near}) >= len(theirs) - 1
+    for ours in onnx_pass.near:
+        assert ours.chunk_id not in theirs or abs(ours.similarity - theirs[ours.chunk_id]) < 0.01
     assert not [t for t in threading.enumerate() if t.name == "memdex-query-encoder"]  # built once
     passes.meaning_pass(embedded, PARAPHRASE, True, Filters().params())
     assert not [t for t in threading.enumerate() if t.name == "memdex-query-encoder"]

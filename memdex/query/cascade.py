@@ -416,7 +416,7 @@ class _Cascade:
             cand.similarity = n.similarity
             cand.chunks.setdefault(n.chunk_id, 0.0)
             meaning_rank[id(cand)] = len(meaning_rank)
-            weight[id(cand)] = ranking.meaning_weight(n.conversation)
+            weight[id(cand)] = ranking.meaning_weight(n.conversation, n.whole)
         rest = [c for c in pool.values() if id(c) not in kept]
         for c in rest:
             c.fused = ranking.fuse_score(

@@ -207,9 +207,18 @@ LATER_ROUND_WEIGHT = 0.5
 # Conversations: chat questions turn on names and dates, which vectors match poorly; meaning
 # counts CONVERSATION_MEANING there. Chats dev, gold turns within 2,000 tokens, words 0.829:
 #   0: 0.829 | 0.25: 0.868 | 0.5: 0.882 | 0.75: 0.868 | 1: 0.855.
+# Vectors of whole chunks (embed's coverage "whole", the default since issue 30) find more on
+# their own and earn more weight: MEANING_WEIGHT_WHOLE counts for them. All sets' dev halves in
+# one run each (scripts/bench_meaning.py quality --set all --fusion MEANING_WEIGHT=W: the
+# weight of the vectors measured), int8, SciFact nDCG@10 / Serena recall@10 / paraphrases:
+#   1.0: 0.712 / 0.896 / 0.70 | 1.25: 0.719 / 0.909 / 0.74 | 1.5: 0.720 / 0.916 / 0.76 |
+#   1.75: 0.717 / 0.909 / 0.74 | 2.0: 0.715 / 0.902 / 0.72 (fp32 the same within 0.003);
+# chats and LoCoMo count CONVERSATION_MEANING and do not move. The flat region is 1.25-1.75;
+# its middle is taken.
 FUSION_K = 20
 WORDS_WEIGHT = 1.5
-MEANING_WEIGHT = 1.0
+MEANING_WEIGHT = 1.0  # vectors of a chunk's opening (coverage "first"), as tuned above
+MEANING_WEIGHT_WHOLE = 1.5
 ALL_TERMS_FIRST = True
 CONVERSATION_MEANING = 0.5
 MEANING_DEPTH = 100  # nearest chunks the meaning pass considers
@@ -228,9 +237,12 @@ def fuse_score(
     return score
 
 
-def meaning_weight(conversation: bool) -> float:
-    "How much the meaning pass counts for a result: from a conversation, or a memory or note."
-    return CONVERSATION_MEANING if conversation else MEANING_WEIGHT
+def meaning_weight(conversation: bool, whole: bool = False) -> float:
+    """How much the meaning pass counts for a result: from a conversation, or a memory or note
+    (``whole``: its vectors read all of each chunk)."""
+    if conversation:
+        return CONVERSATION_MEANING
+    return MEANING_WEIGHT_WHOLE if whole else MEANING_WEIGHT
 
 
 def meaning_relevance(similarity: float) -> float:

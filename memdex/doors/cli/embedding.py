@@ -6,7 +6,7 @@ import click
 
 from memdex.doors.cli import Failure, cli, connect, echo_json, progress_bar
 from memdex.query.meaning.model import DEFAULT_PRECISION, PRECISION_ENV, PRECISIONS, check_precision
-from memdex.query.meaning.windows import COVERAGES, check_coverage
+from memdex.query.meaning.windows import COVERAGES, DEFAULT_COVERAGE, check_coverage
 
 
 @cli.command()
@@ -21,16 +21,15 @@ from memdex.query.meaning.windows import COVERAGES, check_coverage
     "--precision",
     type=click.Choice(PRECISIONS),
     envvar=PRECISION_ENV,
-    default=DEFAULT_PRECISION,
-    show_default=True,
-    help=f"How the model runs: int8 is faster, fp32 as before; docs/benchmarks.md compares them (${PRECISION_ENV}).",
+    help="How the model runs: int8 (a third less CPU) or fp32; docs/benchmarks.md compares them. "
+    f"Default: what the index has, else {DEFAULT_PRECISION} (${PRECISION_ENV}).",
 )
 @click.option(
     "--coverage",
     type=click.Choice(COVERAGES),
     help="What of each chunk the model reads: first (its opening, 128 word pieces) or whole (all of it, "
     "in windows of 128; a chunk scores its best); docs/benchmarks.md compares them. "
-    "Default: what the index has, else first.",
+    f"Default: what the index has, else {DEFAULT_COVERAGE}.",
 )
 @click.option(
     "--batch-size",
@@ -46,7 +45,7 @@ from memdex.query.meaning.windows import COVERAGES, check_coverage
 def embed(
     ctx: click.Context,
     model: str,
-    precision: str,
+    precision: str | None,
     coverage: str | None,
     batch_size: int | None,
     threads: int | None,
@@ -73,7 +72,7 @@ def embed(
 
         chosen = model if _given(ctx, "model") else None
         # Either precision's vectors of the model, unless one was asked for.
-        precisions = [precision] if _given(ctx, "precision") else list(PRECISIONS)
+        precisions = [precision] if precision else list(PRECISIONS)
         names = [_model_name(chosen, p) for p in precisions] if chosen else []
         removed = sum(drop_vectors(conn, name) for name in names) if names else drop_vectors(conn, None)
         name = ", ".join(names) or None
@@ -85,10 +84,14 @@ def embed(
     if missing:
         raise Failure(f"Search by meaning needs the semantic extra: {missing}.")
     from memdex.query.meaning.embed import embed as embed_chunks
-    from memdex.query.meaning.embed import passage_encoder
+    from memdex.query.meaning.embed import index_precision, passage_encoder
     from memdex.query.meaning.model import load_spec, resolve_model
 
-    spec = load_spec(resolve_model(model), precision=check_precision(precision))
+    spec = load_spec(resolve_model(model))
+    # An index keeps the precision it has: a default that changed must not re-embed it all.
+    spec = spec.at(
+        check_precision(precision) if precision else index_precision(conn, spec) or DEFAULT_PRECISION
+    )
     encoder = passage_encoder(spec, batch_size=batch_size, threads=threads)
     report = embed_chunks(
         conn,

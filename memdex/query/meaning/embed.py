@@ -21,14 +21,15 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from memdex.errors import InvalidParameter
+from memdex.query.meaning.model import PRECISIONS, Precision, precision_of
 from memdex.query.meaning.vectors import quantize, refresh, remove_file, text_hash
-from memdex.query.meaning.windows import COVERAGES, Coverage, Windows, check_coverage
+from memdex.query.meaning.windows import COVERAGES, DEFAULT_COVERAGE, Coverage, Windows, check_coverage
 from memdex.store import db
 from memdex.utils import utc_stamp
 
 if TYPE_CHECKING:
     from memdex.query.meaning.encoder import Encoder
-    from memdex.query.meaning.model import ModelSpec
+    from memdex.query.meaning.model import ModelSpec, Precision
 
 # Chunks per transaction: a kill loses at most this much work. Their texts go to the encoder
 # together, which sorts them by length over the whole pool: texts of a length share a model
@@ -40,9 +41,6 @@ BATCH = 256
 # (scripts/eval.py --set serena --word-pieces N), meaning alone found recall@10 0.767 at 64
 # and 0.831 at 128, and fused with words 0.846 and 0.869 (words alone 0.841).
 PASSAGE_WORD_PIECES = 128
-# How much of each chunk the model reads, for an index that has no vectors of the model yet
-# (an index keeps the coverage it has: `memdex embed --drop` first to change it).
-DEFAULT_COVERAGE: Coverage = "first"
 # Enough text for the windows of any chunk; the first coverage needs no more than 128 pieces.
 MAX_TEXT_CHARS = {"first": 2000, "whole": 40_000}
 _SUFFIX = {"first": "", "whole": "w"}
@@ -102,6 +100,15 @@ def passage_encoder(spec: ModelSpec, **options: Any) -> Encoder:
 def missing(conn: sqlite3.Connection, model: str) -> int:
     "How many chunks have no vector of ``model``."
     return int(conn.execute(db.query("vectors_missing_count"), {"model": model}).fetchone()[0])
+
+
+def index_precision(conn: sqlite3.Connection, spec: ModelSpec) -> Precision | None:
+    "The precision this index has vectors of ``spec``'s model at (the newest), None when it has none."
+    names = {vector_model(spec.at(p), coverage) for p in PRECISIONS for coverage in COVERAGES}
+    for row in conn.execute(db.query("embedding_model_names")):
+        if row["name"] in names:
+            return precision_of(row["name"])
+    return None
 
 
 def index_coverage(conn: sqlite3.Connection, spec: ModelSpec) -> Coverage | None:

@@ -13,7 +13,7 @@ import json
 import os
 import re
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -42,13 +42,15 @@ BGE_QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages
 Pooling = Literal["mean", "cls"]
 Precision = Literal["int8", "fp32"]
 PRECISIONS: tuple[Precision, ...] = ("int8", "fp32")
-# How the linear layers run. int8 (per output channel, each token's activations scaled on its
-# own) embeds with a third less CPU than fp32 (17.5 against 26.1 ms a Serena chunk), but on the
-# dev halves it ranked a little lower on every figure, within noise (fused: SciFact nDCG@10
-# 0.694 -> 0.691, Serena recall@10 0.891 -> 0.878, one query of 75; `scripts/bench_meaning.py
-# quality --precision …`), and held-out Serena with meaning fell too (test 0.896 -> 0.891): the
-# default is chosen by retrieval quality, so it stays fp32 until int8 holds on every set (#30).
-DEFAULT_PRECISION: Precision = "fp32"
+# How the linear layers run, for an index that has no vectors of the model yet (an index keeps
+# the precision it has). int8 (per output channel, each token's activations scaled on their
+# own) embeds with a third less CPU than fp32 (16.1 against 24.3 ms a Serena chunk). Of a
+# chunk's opening alone it ranked a little lower than fp32 on the dev halves, within noise
+# (fused: SciFact nDCG@10 0.694 -> 0.691, Serena recall@10 0.891 -> 0.878, one query of 75);
+# of whole chunks, as embed.DEFAULT_COVERAGE reads them, it ranks as fp32 does (dev, fused,
+# int8 against fp32: SciFact 0.720 both, Serena 0.916 both, chats 0.921 both, LoCoMo 0.874
+# against 0.871), so the saving is spent on coverage (#30).
+DEFAULT_PRECISION: Precision = "int8"
 PRECISION_ENV = "MEMDEX_EMBED_PRECISION"
 _PRECISION_SUFFIX = {"int8": "-int8", "fp32": ""}  # fp32 names are those of before int8 existed
 
@@ -75,6 +77,10 @@ class ModelSpec:
     def identity(self) -> str:
         "The model's name without its precision: the same files give the same identity"
         return self.name.removesuffix(_PRECISION_SUFFIX[self.precision])
+
+    def at(self, precision: Precision) -> ModelSpec:
+        "The same model run at another precision (its name says which)"
+        return replace(self, precision=precision, name=self.identity + _PRECISION_SUFFIX[precision])
 
     @property
     def weights_file(self) -> Path:

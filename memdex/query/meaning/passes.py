@@ -37,6 +37,7 @@ class Near:
     document_id: int
     similarity: float
     conversation: bool  # from a chat (its document has a platform), not a memory or note
+    whole: bool = False  # its vector read all of the chunk (embed's coverage "whole")
 
 
 @dataclass
@@ -139,7 +140,7 @@ def meaning_pass(
         encoder = query_encoder(model_path(row["source"]), precision_of(model))
     except MemdexError as exc:
         return MeaningPass(False, str(exc), model=model, asked=asked)
-    from memdex.query.meaning.embed import same_model, vector_model
+    from memdex.query.meaning.embed import coverage_of, same_model, vector_model
 
     if not same_model(model, encoder.spec):
         return MeaningPass(
@@ -165,8 +166,9 @@ def meaning_pass(
     rows = conn.execute(
         db.query("semantic_chunks"), {**filter_params, "ids": json.dumps([cid for cid, _ in nearest])}
     ).fetchall()
+    whole = coverage_of(model) == "whole"
     near = [
-        Near(r["chunk_id"], r["document_id"], similarity[r["chunk_id"]], bool(r["conversation"]))
+        Near(r["chunk_id"], r["document_id"], similarity[r["chunk_id"]], bool(r["conversation"]), whole)
         for r in rows
     ]
     ms = round((time.perf_counter() - started) * 1000, 3)

@@ -25,6 +25,15 @@ if TYPE_CHECKING:
 
 Coverage = Literal["first", "whole"]
 COVERAGES: tuple[Coverage, ...] = ("first", "whole")
+# How much of each chunk the model reads, for an index that has no vectors of the model yet
+# (an index keeps the coverage it has: `memdex embed --drop` first to change it). All of it
+# (windows of 128 word pieces, a chunk scoring its best), with int8's saving spent on it: on
+# every set's dev half, fused, int8 whole against fp32 first, in one run each
+# (scripts/bench_meaning.py quality --set all): SciFact nDCG@10 0.694 -> 0.720, Serena
+# recall@10 0.891 -> 0.916 (paraphrases 0.70 -> 0.76), chats 0.895 -> 0.921, LoCoMo 0.872 ->
+# 0.874, at ranking.MEANING_WEIGHT_WHOLE; for 1.4x (Serena) to 2.3x (SciFact) the CPU of fp32
+# first, and less than the encoder before issue 30 on Serena (docs/benchmarks.md).
+DEFAULT_COVERAGE: Coverage = "whole"
 OVERLAP = 16  # word pieces two neighbouring windows share
 HEADING_PIECES = 24  # at most this much of the heading leads each later window
 MAX_WINDOWS = 16  # a chunk longer than this many windows is read as far as they reach
