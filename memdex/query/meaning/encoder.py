@@ -111,7 +111,7 @@ def numpy_weights(weights: BertWeights) -> BertWeights:
     "The weights as the numpy backend multiplies them: int8 values widened to float32 once"
 
     def widened(layer: Linear) -> Linear:
-        if layer.scale is None:
+        if layer.scale is None or layer.weight.dtype == np.float32:  # fp32, or widened already
             return layer
         return replace(layer, weight=layer.weight.astype(np.float32))
 
@@ -264,7 +264,7 @@ class Encoder:
         self._controller: Any = None
         self._wordpiece: WordPiece | None = None
         self._wordpiece_looked = False
-        weights = load_weights(spec)
+        weights = load_weights(spec, widened=self.backend == "numpy")
         if self.backend == "onnx":
             from memdex.query.meaning.onnx_graph import build_onnx_model  # a search never needs it
 

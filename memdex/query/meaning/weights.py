@@ -37,7 +37,8 @@ from memdex.query.meaning.model import ModelSpec, derived_places
 FloatArray = NDArray[np.float32]
 INT8_FORMAT = "memdex-int8-per-channel-1"  # change it when the quantisation changes: old copies are ignored
 FP32_FORMAT = "memdex-fp32-in-out-1"  # change it when the arrangement changes
-FORMATS = {"int8": INT8_FORMAT, "fp32": FP32_FORMAT}
+WIDENED_FORMAT = "memdex-int8-widened-1"  # the int8 values as float32, for numpy's products
+FORMATS = {"int8": INT8_FORMAT, "fp32": FP32_FORMAT, "int8-widened": WIDENED_FORMAT}
 # Numbers both forward passes (numpy and the ONNX graph) share
 MASKED = -1e9  # added to attention scores at padding positions: exp() of it is exactly 0 in float32
 TINY = 1e-12  # the smallest row peak a step is taken from: a row of zeros stays zeros
@@ -175,12 +176,14 @@ def _canonical(name: str) -> str:
     return name
 
 
-def load_weights(spec: ModelSpec) -> BertWeights:
+def load_weights(spec: ModelSpec, widened: bool = False) -> BertWeights:
     """The model's weights at the spec's precision, or say which tensor is missing.
 
     The linear layers come from the cached copy (made and saved here the first time): at fp32
     every number is what loading the file whole and transposing gave before, so vectors are
-    bit for bit the same; at int8 their float32 form is never built again.
+    bit for bit the same; at int8 their float32 form is never built again. ``widened``: at
+    int8, the int8 values as float32, as numpy multiplies them (a cached copy of its own:
+    widening them cost a search process 25 ms).
     """
     file = spec.weights_file
     stored, _ = read_safetensors(file)
@@ -232,6 +235,9 @@ def load_weights(spec: ModelSpec) -> BertWeights:
         }
 
     arranged = _cached_linears(spec, lambda: [matrices(prefix) for prefix in prefixes])
+    if widened and spec.precision == "int8":
+        int8 = arranged
+        arranged = _cached_linears(spec, list, "int8-widened", lambda: _widen(int8))
     linears = [
         {
             name: Linear(arranged[f"{i}.{name}"], bias, arranged.get(f"{i}.{name}.scale"))
@@ -276,57 +282,70 @@ def quantize_columns(weight: FloatArray) -> tuple[NDArray[np.int8], FloatArray]:
     return np.rint(weight / step).astype(np.int8), step.astype(np.float32)
 
 
-def linears_file_name(spec: ModelSpec) -> str:
-    "The cached copy's name: the model's identity, the precision and the arrangement's version, hashed."
+def linears_file_name(spec: ModelSpec, arrangement: str | None = None) -> str:
+    "The cached copy's name: the model's identity, the arrangement (a precision) and its version, hashed."
+    arrangement = arrangement or spec.precision
     weights = spec.weights_file.stat()
-    key = f"{spec.identity}|{weights.st_size}|{weights.st_mtime_ns}|{FORMATS[spec.precision]}"
-    return f"memdex-{spec.precision}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.safetensors"
+    key = f"{spec.identity}|{weights.st_size}|{weights.st_mtime_ns}|{FORMATS[arrangement]}"
+    return f"memdex-{arrangement}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.safetensors"
 
 
-def linears_places(spec: ModelSpec, writing: bool = False) -> list[Path]:
+def linears_places(spec: ModelSpec, writing: bool = False, arrangement: str | None = None) -> list[Path]:
     "Where the cached linear weights may be (model.derived_places)."
-    return derived_places(spec, linears_file_name(spec), writing)
+    return derived_places(spec, linears_file_name(spec, arrangement), writing)
 
 
-def _fits(spec: ModelSpec, tensors: Mapping[str, NDArray[Any]]) -> bool:
-    "Whether a cached copy holds every linear weight, of the precision's types and shapes"
+def _widen(int8: Mapping[str, NDArray[Any]]) -> dict[str, NDArray[Any]]:
+    "The int8 weights as float32 (the products and their sums stay exact), their steps as they are"
+    return {name: a.astype(np.float32) if a.dtype == np.int8 else a for name, a in int8.items()}
+
+
+def _fits(spec: ModelSpec, tensors: Mapping[str, NDArray[Any]], arrangement: str) -> bool:
+    "Whether a cached copy holds every linear weight, of the arrangement's types and shapes"
     dim = spec.dim
+    dtype = np.int8 if arrangement == "int8" else np.float32
     for index in range(spec.num_layers):
         for name in LINEARS:
             weight = tensors.get(f"{index}.{name}", _NONE)
             if weight.ndim != 2 or (weight.shape[0] != dim and weight.shape[1] != dim):
                 return False
-            if spec.precision == "fp32":
-                if weight.dtype != np.float32:
-                    return False
-            elif weight.dtype != np.int8 or tensors.get(f"{index}.{name}.scale", _NONE).dtype != np.float32:
+            if weight.dtype != dtype:
+                return False
+            if arrangement != "fp32" and tensors.get(f"{index}.{name}.scale", _NONE).dtype != np.float32:
                 return False
     return True
 
 
 def _cached_linears(
-    spec: ModelSpec, matrices: Callable[[], list[dict[str, FloatArray]]]
+    spec: ModelSpec,
+    matrices: Callable[[], list[dict[str, FloatArray]]],
+    arrangement: str | None = None,
+    make: Callable[[], dict[str, NDArray[Any]]] | None = None,
 ) -> dict[str, NDArray[Any]]:
-    """The linear weights at the spec's precision, (in, out): from a cached copy that fits,
-    else made now from ``matrices()`` (full precision) and saved."""
-    expected = {"format": FORMATS[spec.precision], "model": spec.identity, "layers": str(spec.num_layers)}
-    for place in linears_places(spec):
+    """The linear weights at the spec's precision (or ``arrangement``), (in, out): from a
+    cached copy that fits, else made now, by ``make`` or from ``matrices()`` (full
+    precision), and saved."""
+    arrangement = arrangement or spec.precision
+    expected = {"format": FORMATS[arrangement], "model": spec.identity, "layers": str(spec.num_layers)}
+    for place in linears_places(spec, arrangement=arrangement):
         if not place.is_file():
             continue
         try:
             tensors, metadata = read_safetensors(place)
         except MemdexError:  # truncated or foreign: made again below
             continue
-        if all(metadata.get(key) == value for key, value in expected.items()) and _fits(spec, tensors):
+        if all(metadata.get(key) == value for key, value in expected.items()) and _fits(
+            spec, tensors, arrangement
+        ):
             return tensors
-    arranged: dict[str, NDArray[Any]] = {}
-    for index, layer in enumerate(matrices()):
+    arranged: dict[str, NDArray[Any]] = {} if make is None else make()
+    for index, layer in enumerate(matrices() if make is None else []):
         for name in LINEARS:
             if spec.precision == "fp32":
                 arranged[f"{index}.{name}"] = layer[name]
             else:
                 arranged[f"{index}.{name}"], arranged[f"{index}.{name}.scale"] = quantize_columns(layer[name])
-    for place in linears_places(spec, writing=True):
+    for place in linears_places(spec, writing=True, arrangement=arrangement):
         try:
             write_safetensors(place, arranged, expected)
             break
