@@ -233,10 +233,12 @@ def corpus(
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         environments = _variants(previous, current, folder)
-        variants = {f"{name} fp32": (env, ["--precision", "fp32"]) for name, env in environments.items()}
+        # Chunk openings, as before issue 30 (whole chunks are the default since)
+        first = ["--coverage", "first"]
+        variants = {"current fp32": (environments["current"], ["--precision", "fp32", *first])}
         if previous is not None:
-            variants["previous fp32"] = (environments["previous"], [])  # it has no --precision
-        variants["current int8"] = (environments["current"], ["--precision", "int8"])
+            variants["previous fp32"] = (environments["previous"], [])  # it has neither option
+        variants["current int8"] = (environments["current"], ["--precision", "int8", *first])
         if whole:
             for precision in ("int8", "fp32"):
                 options = ["--precision", precision, "--coverage", "whole"]
