@@ -234,10 +234,10 @@ def load_weights(spec: ModelSpec, widened: bool = False) -> BertWeights:
             "down": tensor(f"{prefix}.output.dense.bias"),
         }
 
-    arranged = _cached_linears(spec, lambda: [matrices(prefix) for prefix in prefixes])
+    arranged = _cached_linears(spec, lambda: _arrange(spec, [matrices(prefix) for prefix in prefixes]))
     if widened and spec.precision == "int8":
         int8 = arranged
-        arranged = _cached_linears(spec, list, "int8-widened", lambda: _widen(int8))
+        arranged = _cached_linears(spec, lambda: _widen(int8), "int8-widened")
     linears = [
         {
             name: Linear(arranged[f"{i}.{name}"], bias, arranged.get(f"{i}.{name}.scale"))
@@ -316,15 +316,23 @@ def _fits(spec: ModelSpec, tensors: Mapping[str, NDArray[Any]], arrangement: str
     return True
 
 
+def _arrange(spec: ModelSpec, layers: list[dict[str, FloatArray]]) -> dict[str, NDArray[Any]]:
+    "Each layer's full-precision linear weights at the spec's precision, named for the cached copy"
+    arranged: dict[str, NDArray[Any]] = {}
+    for index, layer in enumerate(layers):
+        for name in LINEARS:
+            if spec.precision == "fp32":
+                arranged[f"{index}.{name}"] = layer[name]
+            else:
+                arranged[f"{index}.{name}"], arranged[f"{index}.{name}.scale"] = quantize_columns(layer[name])
+    return arranged
+
+
 def _cached_linears(
-    spec: ModelSpec,
-    matrices: Callable[[], list[dict[str, FloatArray]]],
-    arrangement: str | None = None,
-    make: Callable[[], dict[str, NDArray[Any]]] | None = None,
+    spec: ModelSpec, make: Callable[[], dict[str, NDArray[Any]]], arrangement: str | None = None
 ) -> dict[str, NDArray[Any]]:
     """The linear weights at the spec's precision (or ``arrangement``), (in, out): from a
-    cached copy that fits, else made now, by ``make`` or from ``matrices()`` (full
-    precision), and saved."""
+    cached copy that fits, else made now by ``make`` and saved."""
     arrangement = arrangement or spec.precision
     expected = {"format": FORMATS[arrangement], "model": spec.identity, "layers": str(spec.num_layers)}
     for place in linears_places(spec, arrangement=arrangement):
@@ -338,13 +346,7 @@ def _cached_linears(
             spec, tensors, arrangement
         ):
             return tensors
-    arranged: dict[str, NDArray[Any]] = {} if make is None else make()
-    for index, layer in enumerate(matrices() if make is None else []):
-        for name in LINEARS:
-            if spec.precision == "fp32":
-                arranged[f"{index}.{name}"] = layer[name]
-            else:
-                arranged[f"{index}.{name}"], arranged[f"{index}.{name}.scale"] = quantize_columns(layer[name])
+    arranged = make()
     for place in linears_places(spec, writing=True, arrangement=arrangement):
         try:
             write_safetensors(place, arranged, expected)

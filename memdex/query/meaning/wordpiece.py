@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import string
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memdex.query.meaning.model import ModelSpec, derived_places
+from memdex.utils import atomic_write
 
 FORMAT = "memdex-wordpiece-1"  # change it when the file's layout changes
 PUNCTUATION = frozenset(string.punctuation)  # ASCII's: BertPreTokenizer isolates each
@@ -126,7 +126,8 @@ def load(spec: ModelSpec) -> WordPiece | None:
     text = header + "\n" + "\n".join(tokens) + "\n"
     for place in derived_places(spec, name, writing=True):
         try:
-            _write(place, text)
+            place.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(place, text, 0o644)  # others who read the model may read it
             break
         except OSError:  # a read-only folder: try the next place; none works, keep it in memory
             continue
@@ -213,19 +214,3 @@ def _parse(text: str) -> WordPiece:
         if not 0 <= settings[key] < len(tokens):
             raise ValueError(f"{key} id outside the vocabulary")
     return WordPiece(vocab=vocab, **{**settings, "added": tuple(settings["added"])})
-
-
-def _write(place: Path, text: str) -> None:
-    "Atomically: a reader sees no file or the whole of it"
-    import tempfile  # 6 ms a search need not pay when the file is there
-
-    place.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=place.parent, prefix=f".{place.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, place)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
