@@ -14,19 +14,19 @@ from __future__ import annotations
 
 import json
 import re
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from memdex.errors import MemdexError
+from memdex.store import db
 
 INSTALL = "pip install 'memdex[datasette]'"
 
 
 def metadata(db_path: Path) -> dict[str, Any]:
     "Datasette metadata for the memdex database at ``db_path``."
-    folder = resources.files("memdex.schema").joinpath("datasette")
-    base = json.loads(folder.joinpath("metadata.json").read_text("utf-8"))
+    folder = db.schema_folder() / "datasette"
+    base = json.loads((folder / "metadata.json").read_text("utf-8"))
     queries: dict[str, Any] = {}
     for item in sorted(folder.iterdir(), key=lambda t: t.name):
         if item.name.endswith(".sql"):

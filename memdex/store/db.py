@@ -12,8 +12,6 @@ import os
 import re
 import sqlite3
 from functools import cache
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +39,21 @@ def resolve_db_path(db: str | os.PathLike[str] | None) -> Path:
 
 
 @cache
-def _migration_files() -> list[tuple[int, str, Traversable]]:
-    folder = resources.files("memdex.schema").joinpath("migrations")
+def schema_folder() -> Path:
+    """Where ``memdex.schema``'s files are. Read as files, not through importlib.resources:
+    its import alone (tempfile, shutil, zipfile...) cost every command 10 ms, and memdex
+    is never run from a zip."""
+    from importlib.util import find_spec
+
+    spec = find_spec("memdex.schema")
+    if spec is None or not spec.submodule_search_locations:
+        raise SchemaError("memdex.schema is missing: memdex is not installed whole; install it again.")
+    return Path(spec.submodule_search_locations[0])
+
+
+@cache
+def _migration_files() -> list[tuple[int, str, Path]]:
+    folder = schema_folder() / "migrations"
     found = []
     for entry in folder.iterdir():
         match = _MIGRATION_NAME.match(entry.name)
@@ -73,7 +84,7 @@ def query(name: str) -> str:
     ``{{other}}`` inside a query includes the named query ``other`` (used for the filter
     expression every layer shares), so each piece of SQL is written once.
     """
-    text = resources.files("memdex.schema").joinpath("queries", f"{name}.sql").read_text("utf-8")
+    text = (schema_folder() / "queries" / f"{name}.sql").read_text("utf-8")
     return _INCLUDE.sub(lambda m: "(" + _included(m.group(1), name) + ")", text)
 
 

@@ -7,7 +7,6 @@ model files gone) it returns a pass that says why, and the search is the words' 
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sqlite3
 import threading
@@ -21,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 from memdex.errors import MemdexError
 from memdex.query import ranking
 from memdex.query.meaning import available, blas_pinned, pin_blas
-from memdex.query.meaning.model import MODEL_ENV, Precision, precision_of
 from memdex.store import db
 
 if TYPE_CHECKING:
     from memdex.query.meaning.encoder import Encoder
     from memdex.query.meaning.matrix import Matrix
+    from memdex.query.meaning.model import Precision
 
 
 @dataclass
@@ -71,7 +70,6 @@ RESIDENT_AFTER = 3  # searches by meaning after which a process is taken to stay
 _encoders: dict[tuple[Path, str], Encoder] = {}
 _searches: dict[tuple[Path, str], int] = {}
 _lock = threading.Lock()
-log = logging.getLogger(__name__)
 
 
 def query_encoder(path: Path, precision: Precision = "fp32") -> Encoder:
@@ -106,7 +104,10 @@ def _faster(key: tuple[Path, str], spec: Any) -> None:
     try:
         faster = Encoder(spec, backend="onnx", threads=1)
     except Exception as exc:  # the numpy encoder goes on: slower, not wrong
-        log.warning("meaning: onnxruntime's query encoder could not be built (%s); numpy goes on", exc)
+        import logging
+
+        why = "meaning: onnxruntime's query encoder could not be built (%s); numpy goes on"
+        logging.getLogger(__name__).warning(why, exc)
         return
     with _lock:
         _encoders[key] = faster
@@ -133,6 +134,8 @@ def meaning_pass(
     row = current_model(conn)
     if row is None:
         return MeaningPass(False, "no vectors in this index (run `memdex embed`)", asked=asked)
+    from memdex.query.meaning.model import precision_of
+
     model = row["name"]
     started = time.perf_counter()
     pin_blas()
@@ -226,10 +229,10 @@ def _allowed(conn: sqlite3.Connection, vectors: Matrix, params: dict[str, Any]) 
 
 def model_path(source: str) -> Path:
     "Where the model's files are: $MEMDEX_EMBED_MODEL when set, else where `memdex embed` read them."
+    from memdex.query.meaning.model import MODEL_ENV, resolve_model
+
     override = os.environ.get(MODEL_ENV)
     if override:
-        from memdex.query.meaning.model import resolve_model
-
         return resolve_model(override)
     path = Path(source)
     if not path.is_dir():
