@@ -7,9 +7,12 @@ so a parser bug shows up as a failing test instead of a recorded "unexpected err
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,6 +61,29 @@ def shared(*parts: str) -> Path:
     if not path.exists():
         pytest.fail(f"{path} is missing: CI checks out ../shared beside the repository")
     return path
+
+
+def search_in_a_new_process(db_path: Path, query: str, *report: str) -> tuple[dict[str, object], list[str]]:
+    """``memdex search QUERY --json`` as a one-shot command runs it (a process of its own, no
+    server), then the ``report`` lines of Python in that process: (its JSON, what they printed)."""
+    probe = "\n".join(
+        [
+            "import re, sys",
+            f"sys.argv = ['memdex', '--db', {str(db_path)!r}, 'search', {query!r}, '--json']",
+            "from memdex.doors.main import main",
+            "try:",
+            "    main()",
+            "except SystemExit as end:",
+            "    assert not end.code, end.code",
+            "print('-- report --')",
+            *report,
+        ]
+    )
+    env = {**os.environ, "MEMDEX_NO_SERVER": "1"}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    shown, _, printed = done.stdout.partition("-- report --\n")
+    return json.loads(shown), printed.splitlines()
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,7 @@ from click.testing import CliRunner, Result
 
 from memdex.doors.cli import cli
 
+from .conftest import search_in_a_new_process
 from .test_terms import HOSTILE
 
 RESULT_FIELDS = {
@@ -170,24 +171,15 @@ def test_search_sql_runs_in_sqlite3(indexed: Path) -> None:
 def test_a_words_search_loads_nothing_it_does_not_use(indexed: Path) -> None:
     """A search of an index without vectors: no model code, no logging, no importlib.resources
     (its tempfile, shutil and zipfile), and answer mode's patterns left uncompiled."""
-    probe = (
-        "import re, sys\n"
-        f"sys.argv = ['memdex', '--db', {str(indexed)!r}, 'search', 'deploy key rotation', '--json']\n"
-        "from memdex.doors.main import main\n"
-        "try:\n"
-        "    main()\n"
-        "except SystemExit as end:\n"
-        "    assert not end.code, end.code\n"
-        "from memdex.answer import modes\n"
-        "loaded = ('memdex.query.meaning.model', 'logging', 'importlib.resources', 'numpy')\n"
-        "print(sorted(m for m in loaded if m in sys.modules))\n"
-        "print(any(p.pattern == modes._QUESTION_START for p in re._cache.values()))\n"
+    shown, (modules, compiled) = search_in_a_new_process(
+        indexed,
+        "deploy key rotation",
+        "from memdex.answer import modes",
+        "loaded = ('memdex.query.meaning.model', 'logging', 'importlib.resources', 'numpy')",
+        "print(sorted(m for m in loaded if m in sys.modules))",
+        "print(any(p.pattern == modes._QUESTION_START for p in re._cache.values()))",
     )
-    env = {**os.environ, "MEMDEX_NO_SERVER": "1"}
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60)
-    assert done.returncode == 0, done.stderr[-2000:]
-    *shown, modules, compiled = done.stdout.strip().splitlines()
-    assert json.loads("\n".join(shown))["results"]
+    assert shown["results"]
     assert modules == "[]"
     assert compiled == "False"
 

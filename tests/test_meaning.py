@@ -30,7 +30,7 @@ from memdex.query.meaning.encoder import Encoder  # noqa: E402
 from memdex.query.meaning.model import load_spec  # noqa: E402
 from memdex.store import db  # noqa: E402
 
-from .conftest import shared  # noqa: E402
+from .conftest import search_in_a_new_process, shared  # noqa: E402
 
 
 def vector_model(spec: object) -> str:
@@ -590,22 +590,14 @@ def test_a_cli_search_with_meaning_loads_neither_tokenizers_nor_onnxruntime(
     embedded: sqlite3.Connection, db_path: Path
 ) -> None:
     "What a one-shot search loads: numpy's encoder, the kept weights and vocabulary, nothing more"
-    probe = (
-        "import sys\n"
-        f"sys.argv = ['memdex', '--db', {str(db_path)!r}, 'search', {PARAPHRASE!r}, '--json']\n"
-        "from memdex.doors.main import main\n"
-        "try:\n"
-        "    main()\n"
-        "except SystemExit as end:\n"
-        "    assert not end.code, end.code\n"
-        "print(sorted(m for m in ('numpy', 'tokenizers', 'onnxruntime', 'threadpoolctl') if m in sys.modules))\n"
+    shown, (modules,) = search_in_a_new_process(
+        db_path,
+        PARAPHRASE,
+        "print(sorted(m for m in ('numpy', 'tokenizers', 'onnxruntime', 'threadpoolctl') if m in sys.modules))",
     )
-    env = {**os.environ, "MEMDEX_NO_SERVER": "1"}
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    output = done.stdout.strip().splitlines()
-    assert json.loads("\n".join(output[:-1]))["semantic"]["used"]
-    assert output[-1] == "['numpy']"
+    semantic = shown["semantic"]
+    assert isinstance(semantic, dict) and semantic["used"]
+    assert modules == "['numpy']"
 
 
 def test_a_tokenizer_gone_bad_under_a_loaded_encoder_turns_meaning_off(
