@@ -586,6 +586,54 @@ def test_a_process_that_stays_moves_its_query_encoder_to_onnxruntime(
     assert not [t for t in threading.enumerate() if t.name == "memdex-query-encoder"]
 
 
+def test_a_process_that_says_it_stays_encodes_on_onnxruntime_from_its_first_search(
+    embedded: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    "passes.stay (memdex serve's warm-up): the encoder built now, on this thread; no build later"
+    pytest.importorskip("onnxruntime")
+    import threading
+
+    from memdex.query.meaning import passes
+    from memdex.query.request import Filters
+
+    monkeypatch.setattr(passes, "_encoders", {})
+    monkeypatch.setattr(passes, "_searches", {})
+    assert passes.stay(embedded) == "onnx"
+    assert [e.backend for e in passes._encoders.values()] == ["onnx"]
+    for _ in range(passes.RESIDENT_AFTER + 1):
+        found = passes.meaning_pass(embedded, PARAPHRASE, True, Filters().params())
+        assert found.used and found.near
+        assert not [t for t in threading.enumerate() if t.name == "memdex-query-encoder"]
+    assert [e.backend for e in passes._encoders.values()] == ["onnx"]
+
+
+@pytest.mark.slow
+def test_memdex_serve_warms_up_with_onnxruntimes_query_encoder(
+    embedded: sqlite3.Connection, db_path: Path
+) -> None:
+    "A real server: its warm-up says which encoder its callers' queries get, before any caller"
+    pytest.importorskip("onnxruntime")
+    from memdex.serve import client
+
+    from .test_serve import start_server, stop_server
+
+    embedded.close()
+    served = start_server(db_path, "--read-only")
+    try:
+        warm = (client.ping(str(db_path)) or {})["warm"]
+        assert warm["query_encoder"] == "onnx", warm
+        assert warm["meaning"]["used"], warm
+    finally:
+        assert stop_server(served) == 0, served.log.read_text()
+
+
+def test_stay_is_nothing_where_meaning_cannot_run(sample: sqlite3.Connection) -> None:
+    "An index without vectors: no encoder loaded, and the searches say why as before"
+    from memdex.query.meaning import passes
+
+    assert passes.stay(sample) is None
+
+
 def test_a_cli_search_with_meaning_loads_neither_tokenizers_nor_onnxruntime(
     embedded: sqlite3.Connection, db_path: Path
 ) -> None:

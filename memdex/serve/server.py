@@ -172,12 +172,14 @@ class Server:
         try:
             from memdex.doors.cli import searching  # noqa: F401 - the commands' modules, loaded
             from memdex.doors.dispatch import run
+            from memdex.query.meaning import passes
             from memdex.store import db
 
             with self.gate.shared():
                 conn = db.connect(self.db_path, create=False, readonly=True, upgrade=True)
                 try:
                     result = run(conn, WARM_QUERY).result
+                    encoder = passes.stay(conn)  # onnxruntime's, built before any caller asks
                 finally:
                     conn.close()
             meaning = result.semantic
@@ -186,7 +188,7 @@ class Server:
             self.state["warm"] = {"error": str(exc)}
             return
         seconds = round(time.perf_counter() - started, 3)
-        self.state["warm"] = {"seconds": seconds, "meaning": meaning}
+        self.state["warm"] = {"seconds": seconds, "meaning": meaning, "query_encoder": encoder}
         log.info("warm in %.2f s", seconds)
 
     def _save(self) -> None:

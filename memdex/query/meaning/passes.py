@@ -97,6 +97,29 @@ def query_encoder(path: Path, precision: Precision = "fp32") -> Encoder:
     return encoder
 
 
+def stay(conn: sqlite3.Connection) -> str | None:
+    """Say that this process stays (``memdex serve``, after its warm-up): the query encoder of
+    the index's vectors is loaded now, and built on onnxruntime when it is installed, on the
+    caller's thread -- rather than from the RESIDENT_AFTER-th search on, on a thread that
+    shares the cores with the searches of the first callers. Returns the encoder's backend,
+    or None when meaning cannot run here (the searches will say why)."""
+    from memdex.query.meaning.encoder import onnxruntime_available
+    from memdex.query.meaning.model import precision_of
+
+    row = current_model(conn) if available() is None else None
+    if row is None:
+        return None
+    pin_blas()
+    try:
+        key = (model_path(row["source"]), precision_of(row["name"]))
+        encoder = query_encoder(*key)
+    except MemdexError:
+        return None
+    if encoder.backend == "numpy" and onnxruntime_available():
+        _faster(key, encoder.spec)
+    return _encoders[key].backend
+
+
 def _faster(key: tuple[Path, str], spec: Any) -> None:
     "Build onnxruntime's query encoder and put it in the numpy one's place"
     from memdex.query.meaning.encoder import Encoder
