@@ -278,7 +278,7 @@ def test_a_kind_the_index_does_not_hold_is_named(sample: sqlite3.Connection) -> 
 def test_terms_in_most_passages_are_left_out_of_the_any_term_pass(
     conn: sqlite3.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memdex.query import cascade as query
+    from memdex.query import ranking
 
     notes = tmp_path / "notes"
     notes.mkdir()
@@ -292,7 +292,7 @@ def test_terms_in_most_passages_are_left_out_of_the_any_term_pass(
     assert not any("too many passages" in n for n in unpruned.notes)
     assert unpruned.found == 40
 
-    monkeypatch.setattr(query, "COMMON_MIN_ROWS", 10)
+    monkeypatch.setattr(ranking, "COMMON_MIN_ROWS", 10)
     pruned = search(conn, "deploy quokka koala", use_synonyms=False)
     assert [n for n in pruned.notes if "too many passages" in n] == [
         'left out of the any-term pass, found in too many passages to rank by: "deploy"'

@@ -46,14 +46,6 @@ from memdex.store.deleted import mark_hits
 if TYPE_CHECKING:
     from memdex.query.meaning.passes import Near
 
-# The any-term pass leaves out a term found in at least this share of all passages (and in
-# COMMON_MIN_ROWS of them), when some rarer term is left to search for. BM25 gives such a term
-# little weight, but scoring it means reading its whole posting list, in every layer: at
-# 100,000 generated notes, a common word with two rare ones took 180 ms (p50) and 330 ms (p95).
-# Indexes of fewer passages than COMMON_MIN_ROWS are never pruned (SciFact, Serena: unchanged).
-COMMON_SHARE = 0.05
-COMMON_MIN_ROWS = 10_000
-
 __all__ = ["Filters", "SearchRequest", "search", "snapshot"]
 
 
@@ -312,9 +304,9 @@ class _Cascade:
                     self.chunk_hits[cid] = Candidate(doc, 5, first_layer[doc], topic_score[doc], {cid: 0.0})
 
     def _too_common(self, terms: list[Term]) -> set[str]:
-        "Phrases of the terms in at least COMMON_SHARE of all passages (see COMMON_SHARE)."
+        "Phrases of the terms in too many passages to rank by (ranking.COMMON_SHARE)."
         total = self.conn.execute(db.query("chunks_rows_estimate")).fetchone()[0]
-        cap = max(COMMON_MIN_ROWS, int(total * COMMON_SHARE))
+        cap = max(ranking.COMMON_MIN_ROWS, int(total * ranking.COMMON_SHARE))
         if total < cap:
             return set()
         known = db.memo(self.conn, "rows_capped")  # phrase, cap -> rows, while the index is unchanged
