@@ -10,9 +10,11 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from click.testing import CliRunner
@@ -554,23 +556,34 @@ def test_vectors_made_at_fp32_are_searched_with_an_fp32_query(
     assert "-int8" not in result.semantic["model"] and result.hits[0].title == OUTAGE
 
 
-def test_a_process_that_stays_moves_its_query_encoder_to_onnxruntime(
-    embedded: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    "From its third search a process encodes queries with onnxruntime, built on a thread; same nearest chunks"
+@pytest.fixture
+def fresh_passes(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    "The meaning pass's module with no query encoder loaded yet (onnxruntime installed)"
     pytest.importorskip("onnxruntime")
-    import threading
-
     from memdex.query.meaning import passes
-    from memdex.query.request import Filters
 
     monkeypatch.setattr(passes, "_encoders", {})
     monkeypatch.setattr(passes, "_searches", {})
+    return passes
+
+
+def _builders() -> list[threading.Thread]:
+    "The threads building onnxruntime's query encoder now"
+    return [t for t in threading.enumerate() if t.name == "memdex-query-encoder"]
+
+
+def test_a_process_that_stays_moves_its_query_encoder_to_onnxruntime(
+    embedded: sqlite3.Connection, fresh_passes: ModuleType
+) -> None:
+    "From its third search a process encodes queries with onnxruntime, built on a thread; same nearest chunks"
+    from memdex.query.request import Filters
+
+    passes = fresh_passes
     numpy_pass = passes.meaning_pass(embedded, PARAPHRASE, True, Filters().params())
     assert [e.backend for e in passes._encoders.values()] == ["numpy"]
     for _ in range(passes.RESIDENT_AFTER - 1):
         passes.meaning_pass(embedded, PARAPHRASE, True, Filters().params())
-    (builder,) = [t for t in threading.enumerate() if t.name == "memdex-query-encoder"]
+    (builder,) = _builders()
     builder.join(timeout=60)
     assert [e.backend for e in passes._encoders.values()] == ["onnx"]
     onnx_pass = passes.meaning_pass(embedded, PARAPHRASE, True, Filters().params())
@@ -581,29 +594,24 @@ def test_a_process_that_stays_moves_its_query_encoder_to_onnxruntime(
     assert len(set(theirs) & {n.chunk_id for n in onnx_pass.near}) >= len(theirs) - 1
     for ours in onnx_pass.near:
         assert ours.chunk_id not in theirs or abs(ours.similarity - theirs[ours.chunk_id]) < 0.01
-    assert not [t for t in threading.enumerate() if t.name == "memdex-query-encoder"]  # built once
+    assert not _builders()  # built once
     passes.meaning_pass(embedded, PARAPHRASE, True, Filters().params())
-    assert not [t for t in threading.enumerate() if t.name == "memdex-query-encoder"]
+    assert not _builders()
 
 
 def test_a_process_that_says_it_stays_encodes_on_onnxruntime_from_its_first_search(
-    embedded: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+    embedded: sqlite3.Connection, fresh_passes: ModuleType
 ) -> None:
     "passes.stay (memdex serve's warm-up): the encoder built now, on this thread; no build later"
-    pytest.importorskip("onnxruntime")
-    import threading
-
-    from memdex.query.meaning import passes
     from memdex.query.request import Filters
 
-    monkeypatch.setattr(passes, "_encoders", {})
-    monkeypatch.setattr(passes, "_searches", {})
+    passes = fresh_passes
     assert passes.stay(embedded) == "onnx"
     assert [e.backend for e in passes._encoders.values()] == ["onnx"]
     for _ in range(passes.RESIDENT_AFTER + 1):
         found = passes.meaning_pass(embedded, PARAPHRASE, True, Filters().params())
         assert found.used and found.near
-        assert not [t for t in threading.enumerate() if t.name == "memdex-query-encoder"]
+        assert not _builders()
     assert [e.backend for e in passes._encoders.values()] == ["onnx"]
 
 
