@@ -564,6 +564,8 @@ def fresh_passes(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
 
     monkeypatch.setattr(passes, "_encoders", {})
     monkeypatch.setattr(passes, "_searches", {})
+    monkeypatch.setattr(passes, "_building", set())
+    monkeypatch.setattr(passes, "_due", [])
     return passes
 
 
@@ -575,7 +577,7 @@ def _builders() -> list[threading.Thread]:
 def test_a_process_that_stays_moves_its_query_encoder_to_onnxruntime(
     embedded: sqlite3.Connection, fresh_passes: ModuleType
 ) -> None:
-    "From its third search a process encodes queries with onnxruntime, built on a thread; same nearest chunks"
+    "After its second search a process encodes queries with onnxruntime, built on a thread; same nearest chunks"
     from memdex.query.request import Filters
 
     passes = fresh_passes
@@ -583,6 +585,8 @@ def test_a_process_that_stays_moves_its_query_encoder_to_onnxruntime(
     assert [e.backend for e in passes._encoders.values()] == ["numpy"]
     for _ in range(passes.RESIDENT_AFTER - 1):
         passes.meaning_pass(embedded, PARAPHRASE, True, Filters().params())
+    assert not _builders()
+    passes.after_search()  # what a search does when it is done (cascade.search)
     (builder,) = _builders()
     builder.join(timeout=60)
     assert [e.backend for e in passes._encoders.values()] == ["onnx"]
@@ -597,6 +601,39 @@ def test_a_process_that_stays_moves_its_query_encoder_to_onnxruntime(
     assert not _builders()  # built once
     passes.meaning_pass(embedded, PARAPHRASE, True, Filters().params())
     assert not _builders()
+
+
+def test_the_build_starts_once_when_a_pass_is_done_never_in_the_search(
+    embedded: sqlite3.Connection, fresh_passes: ModuleType
+) -> None:
+    "Asking for the encoder never builds it (it did, 0.2 s inside that search); searches ending at once build one"
+    from memdex.query.meaning.model import precision_of
+
+    passes = fresh_passes
+    row = passes.current_model(embedded)
+    key = (passes.model_path(row["source"]), precision_of(row["name"]))
+    for _ in range(passes.RESIDENT_AFTER + 1):
+        assert passes.query_encoder(*key).backend == "numpy"
+    assert not _builders()
+    passes._after_pass(key)
+    passes._after_pass(key)  # a server's two searches, done together
+    assert not _builders()  # not inside the search: when it is done
+    passes.after_search()
+    passes.after_search()
+    (builder,) = _builders()
+    builder.join(timeout=60)
+    assert [e.backend for e in passes._encoders.values()] == ["onnx"]
+
+
+def test_a_search_builds_it_when_it_is_done(embedded: sqlite3.Connection, fresh_passes: ModuleType) -> None:
+    "Through memdex.search: the RESIDENT_AFTER-th search returns, then the build runs"
+    for _ in range(fresh_passes.RESIDENT_AFTER - 1):
+        assert search(embedded, PARAPHRASE, semantic=True).semantic["used"]
+        assert not _builders() and not fresh_passes._building
+    assert search(embedded, PARAPHRASE, semantic=True).semantic["used"]
+    for builder in _builders():  # (or built already)
+        builder.join(timeout=60)
+    assert [e.backend for e in fresh_passes._encoders.values()] == ["onnx"]
 
 
 def test_a_process_that_says_it_stays_encodes_on_onnxruntime_from_its_first_search(
@@ -657,13 +694,10 @@ def test_a_cli_search_with_meaning_loads_neither_tokenizers_nor_onnxruntime(
 
 
 def test_a_tokenizer_gone_bad_under_a_loaded_encoder_turns_meaning_off(
-    embedded: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+    embedded: sqlite3.Connection, fresh_passes: ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     "Text the quick path leaves to `tokenizers`, whose file no longer reads: words answer, with a note"
-    from memdex.query.meaning import passes
-
-    monkeypatch.setattr(passes, "_encoders", {})
-    monkeypatch.setattr(passes, "_searches", {})
+    passes = fresh_passes
     search(embedded, PARAPHRASE)  # the encoder loaded, `tokenizers` not
     (encoder,) = passes._encoders.values()
     monkeypatch.setattr(type(encoder.spec), "tokenizer_file", property(lambda spec: spec.path / "gone.json"))

@@ -65,7 +65,11 @@ def search(conn: sqlite3.Connection, request: SearchRequest | str, **options: An
         mark_hits(conn, result.hits)  # every door (Python, Datasette too) says a source is gone
         if request.patterns:
             result.patterns = patterns_noticed(conn, result.hits)
-        return result
+    if result.semantic and result.semantic["used"]:
+        from memdex.query.meaning.passes import after_search
+
+        after_search()  # a process that keeps searching: its faster query encoder, built now
+    return result
 
 
 @contextmanager
