@@ -7,7 +7,6 @@ these is a bug waiting to disagree with the first.
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -82,6 +81,8 @@ def atomic_write(path: Path, data: bytes | str, mode: int | None = None) -> None
     """Write by rename: readers see the old file or the new one, never half of either; a
     symlink at ``path`` is replaced, not followed; the temporary file never outlives a failure.
     Its name starts with ``.memdex-`` and has no suffix, so no glob for the real files sees it."""
+    import tempfile  # with shutil and random, 7 ms that a search, which writes nothing, need not pay
+
     payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".memdex-")
     try:

@@ -29,7 +29,7 @@ from memdex.utils import utc_stamp
 
 if TYPE_CHECKING:
     from memdex.query.meaning.encoder import Encoder
-    from memdex.query.meaning.model import ModelSpec, Precision
+    from memdex.query.meaning.model import ModelSpec
 
 # Chunks per transaction: a kill loses at most this much work. Their texts go to the encoder
 # together, which sorts them by length over the whole pool: texts of a length share a model
@@ -104,18 +104,21 @@ def missing(conn: sqlite3.Connection, model: str) -> int:
 
 def index_precision(conn: sqlite3.Connection, spec: ModelSpec) -> Precision | None:
     "The precision this index has vectors of ``spec``'s model at (the newest), None when it has none."
-    names = {vector_model(spec.at(p), coverage) for p in PRECISIONS for coverage in COVERAGES}
-    for row in conn.execute(db.query("embedding_model_names")):
-        if row["name"] in names:
-            return precision_of(row["name"])
-    return None
+    name = _newest(conn, {vector_model(spec.at(p), c) for p in PRECISIONS for c in COVERAGES})
+    return precision_of(name) if name else None
 
 
 def index_coverage(conn: sqlite3.Connection, spec: ModelSpec) -> Coverage | None:
     "The coverage this index has vectors of ``spec`` at (the newest), None when it has none."
+    name = _newest(conn, {vector_model(spec, c) for c in COVERAGES})
+    return coverage_of(name) if name else None
+
+
+def _newest(conn: sqlite3.Connection, names: set[str]) -> str | None:
+    "Of these vector names, the one this index has the newest vectors under"
     for row in conn.execute(db.query("embedding_model_names")):
-        if same_model(row["name"], spec):
-            return coverage_of(row["name"])
+        if row["name"] in names:
+            return str(row["name"])
     return None
 
 

@@ -26,7 +26,6 @@ import json
 import mmap
 import os
 import struct
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -261,6 +260,8 @@ def _layout(rows: int, chunks: int, dim: int, start: int) -> list[tuple[str, str
 def save(path: Path, m: Matrix, mode: int = 0o644) -> None:
     """Write ``m`` to ``path`` whole or not at all (a temporary file renamed into place), with
     permissions ``mode``."""
+    import tempfile  # a search only reads the file
+
     header = _header(m)
     begin = _aligned(len(MAGIC) + 4 + len(header))
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
