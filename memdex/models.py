@@ -223,6 +223,9 @@ class SearchResult:
     # words of the query no document holds, with the nearest indexed words (query/suggest.py):
     # words, suggested_query, searched_instead, why; None when every word is indexed
     typos: dict[str, Any] | None = None
+    # the text searched: the query, or the query with its typos' suggestions in their place
+    # when those were searched instead (``typos.searched_instead``)
+    searched_query: str | None = None
 
     @property
     def total_tokens(self) -> int:
@@ -231,6 +234,7 @@ class SearchResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "query": self.query,
+            "searched_query": self.query if self.searched_query is None else self.searched_query,
             "terms": self.terms,
             "granularity": self.granularity,
             "found": self.found,

@@ -22,11 +22,11 @@ from typing import Any
 
 import click
 
-from memdex.query.stem import fold, stem
 from memdex.serena.cost import summary
 from memdex.serena.keywords import Proposer
 from memdex.serena.lint import lint
 from memdex.serena.tiers import scan
+from memdex.tokens import fold, stem
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 

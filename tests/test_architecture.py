@@ -14,7 +14,7 @@ from memdex.query.request import _FILTERS, _OPTIONS, _RENAMED, SearchRequest
 PACKAGE = Path(memdex.__file__).parent
 REPO = PACKAGE.parent
 ROOMS = {"store", "ingest", "watch", "query", "passages", "answer", "serena", "serve", "agents", "doors"}
-TOP_LEVEL = {"__init__", "__main__", "errors", "models", "utils"}  # shared by every room
+TOP_LEVEL = {"__init__", "__main__", "errors", "models", "tokens", "utils"}  # shared by every room
 
 
 def _modules() -> dict[str, Path]:

@@ -235,8 +235,11 @@ def test_a_date_that_is_not_in_the_calendar_exits_2(
 def test_a_mistyped_query_says_what_it_searched_instead(indexed: Path) -> None:
     "Previously `rebsae conflcit` found 0 and said nothing (#26)."
     lines = run(indexed, "search", "rebsae conflcit").stdout.splitlines()
-    assert lines[0].startswith("Found 1 result for 'rebsae conflcit', showing 1 · layer 1 (topics)")
-    assert lines[1] == "Note: searched “rebase conflict” instead (nothing matched the words as typed)"
+    # said first, then counted as what was searched (#35)
+    assert lines[0] == (
+        "Showing results for 'rebase conflict' instead of 'rebsae conflcit' (nothing matched the words as typed)"
+    )
+    assert lines[1].startswith("Found 1 result for 'rebase conflict', showing 1 · layer 1 (topics)")
     assert lines[3] == " 1. Git: Rebase Conflicts"
     typed = run(indexed, "search", "rebsae conflict").stdout.splitlines()
     assert typed[1] == "Note: did you mean: rebase conflict?"

@@ -104,6 +104,25 @@ def server(serena_copy: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
     running.stop()
 
 
+def test_the_search_box_finds_a_word_family_and_japanese(tmp_path: Path) -> None:
+    "Issue 35: the plugin's escape_fts hands Datasette's search box the index's tokens."
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Release notes\n\nThe deployment went fine.\n")
+    (notes / "b.md").write_text("# 会議\n\n東京でのミーティングは来週の火曜日です\n")
+    db_path = tmp_path / "w.db"
+    conn = db.connect(db_path)
+    index_paths(conn, [notes])
+    conn.close()
+    server = Server(db_path, tmp_path / "datasette.log")
+    try:
+        for typed, title in [("deploys", "Release notes"), ("東京", "会議"), ("火曜日", "会議")]:
+            data = server.get(f"/{server.db}/chunks.json", _search=typed, _shape="objects", _sort="id")
+            assert [r["heading"] for r in data["rows"]] == [title], typed
+    finally:
+        server.stop()
+
+
 def test_typing_worktree_in_the_chunks_search_box_shows_matching_chunks(server: Server) -> None:
     page = server.get(f"/{server.db}/chunks")
     assert 'name="_search"' in page  # the search box is there
@@ -164,7 +183,12 @@ def test_layer_queries_show_the_match_they_ran(server: Server) -> None:
     (row, *_) = server.get(
         f"/{server.db}/layer_4_content_synonyms.json", q="problems worktree", _shape="array"
     )
-    assert row["match_expression"].startswith('("problems" OR ') and '"worktree"' in row["match_expression"]
+    # the tokens (memdex.tokens): "problems" is the term's token, so the synonym "problem" is not repeated
+    assert (
+        row["match_expression"]
+        == '("problem" OR "issu" OR "error" OR "bug" OR "failur" OR "troubl") AND "worktre"'
+    )
+    assert "«" in row["snippet"]  # memdex_snippet marks the words in the chunk's own text
 
 
 @pytest.mark.parametrize("q", ['NEAR("', "a AND OR", "*", '"', "-x", "col:umn", "ß🙂", "x" * 10_000, ""])

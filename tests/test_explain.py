@@ -10,17 +10,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memdex.query.explain import MARK_CLOSE, MARK_OPEN, SNIPPET_WORDS, Explainer
-from memdex.query.stem import WORD, fold, prefix, stem, stems_among
+from memdex.query.explain import SNIPPET_WORDS, Explainer
 from memdex.query.terms import parse_query
+from memdex.tokens import WORD, fold, tokens
 
 
 def every_word_snippet(explainer: Explainer, text: str) -> str:
     "The snippet as it was made before: every word folded and tested, every window counted."
     spans = []
     for m in WORD.finditer(text):
-        word = fold(m.group())
-        spans.append((m.start(), m.end(), stem(word) if prefix(word) in explainer.prefixes else ""))
+        found = [t[0] if t[:1] in explainer.singles else t for t in tokens(fold(m.group()))]
+        found = [t for t in found if t in explainer.marked]
+        spans.append((m.start(), m.end(), found[0] if found else ""))
     if not spans:
         return ""
     hits = [i for i, (_, _, s) in enumerate(spans) if s in explainer.marked]
@@ -37,17 +38,19 @@ def every_word_snippet(explainer: Explainer, text: str) -> str:
     for i in range(start, end):
         s, e, st_ = spans[i]
         out.append(text[cursor:s])
-        out.append(f"{MARK_OPEN}{text[s:e]}{MARK_CLOSE}" if st_ in explainer.marked else text[s:e])
+        out.append(explainer.mark(text[s:e]) if st_ in explainer.marked else text[s:e])
         cursor = e
     body = " ".join("".join(out).split())
     return ("…" if start > 0 else "") + body + ("…" if end < len(spans) else "")
 
 
 # Words that fold, stem and case in every way the snippet must follow: accents, ligatures,
-# the Kelvin sign, a dotted capital I, a long s, Greek, digits and underscores.
+# the Kelvin sign, a dotted capital I, a long s, Greek, digits and underscores, words whose stem
+# begins otherwise (dying), CJK runs and CJK beside letters.
 PIECES = ["deploy", "Deploying", "DEPLOYED", "rollback", "roll", "back", "Kelvin", "\u212aelvin", "İstanbul",
           "ſtop", "stop", "Straße", "µg", "μg", "naïve", "Naive", "ﬁle", "file", "café", "CAFE",
-          "e\u0301x", "Ωmega", "a_b", "42nd", "über", " ", " ", ", ", ".\n", "\n\n"]  # fmt: skip
+          "e\u0301x", "Ωmega", "a_b", "42nd", "über", "dying", "die", "東京", "東京都", "ミーティング",
+          "pythonで", "ｶﾞｽ", "ガス", " ", " ", ", ", ".\n", "\n\n"]  # fmt: skip
 
 
 @pytest.mark.slow
@@ -60,7 +63,15 @@ def test_snippet_and_tokens_are_those_of_every_word(text_pieces: list[str], quer
     explainer = Explainer(terms)
     text = "".join(text_pieces)
     assert explainer.snippet(text) == every_word_snippet(explainer, text)
-    assert explainer.tokens(text) == stems_among(text, explainer.prefixes)
+    # the words it does not stem are those that cannot match; the rest are the index's tokens
+    every = tokens(text)
+    made = explainer.tokens(text)
+    assert len(made) == len(every)
+    # (and a pair a CJK character asked alone begins reads as that character)
+    assert all(
+        m == t or (m == "" and t not in explainer.marked) or (m == t[0] and m in explainer.singles)
+        for m, t in zip(made, every, strict=True)
+    )
     # a result's snippet reuses the tokens its chunk was ranked by
     assert explainer.snippet(text, explainer.tokens(text)) == every_word_snippet(explainer, text)
 
@@ -98,3 +109,19 @@ def test_snippets_of_scifact_abstracts(shared_data: Path) -> None:
 )
 def test_marks(text: str, snippet: str) -> None:
     assert Explainer(parse_query("deploy rollback straße cafe").key_terms).snippet(text) == snippet
+
+
+@pytest.mark.parametrize(
+    ("query", "snippet"),
+    [
+        ("東京", "会議は«東京»でのミーティングです。Deploy のあと"),
+        ("ミーティング 会議", "«会議»は東京での«ミーティング»です。Deploy のあと"),
+        ("東", "会議は«東»京でのミーティングです。Deploy のあと"),
+        ("deploying", "会議は東京でのミーティングです。«Deploy» のあと"),
+        ("京都", "会議は東京でのミーティングです。Deploy のあと"),
+    ],
+)
+def test_in_chinese_and_japanese_only_what_matched_is_marked(query: str, snippet: str) -> None:
+    "A CJK run has no spaces, so it is one word of the text: its matched characters are marked (#35)."
+    explainer = Explainer(parse_query(query).key_terms)
+    assert explainer.snippet("会議は東京でのミーティングです。Deploy のあと") == snippet

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from memdex import tokens
 from memdex.errors import DatabaseError, SchemaError
 from memdex.ingest.pipeline import index_paths
 from memdex.query.cascade import search
@@ -298,10 +300,44 @@ def test_an_index_from_a_newer_memdex_is_an_error_of_the_mcp_tools(small_index: 
     )
 
 
+# The full-text tables and triggers as migrations 1 to 10 made them: FTS5 made the tokens
+# (porter unicode61) from the content tables themselves.
+_PORTER_OBJECTS = re.compile(
+    r"CREATE (VIRTUAL TABLE|TRIGGER) (documents_fts|chunks_fts|synonyms_fts|bodies_fts|chunks_vocab|"
+    r"documents_vocab|documents_ad|documents_au|chunks_ad|chunks_au|synonyms_a[idu]|documents_bd_bodies)\b"
+)
+
+
+def _without_comments(sql: str) -> str:
+    return "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--"))
+
+
+def _as_schema_10(db_path: Path) -> None:
+    """Turn an index into what memdex wrote before migration 11, from the migrations' own SQL:
+    migration 11's drops, then the tables and triggers of migrations 1 and 6, rebuilt."""
+    sql = {name: _without_comments(text) for _, name, text in db.migrations()}
+    drops = [s for s in db.statements(sql["0011_tokens"]) if s.startswith("DROP")]
+    drops += ["DROP VIEW document_words", "DROP VIEW chunk_words", "DROP VIEW body_words"]
+    drops += ["DROP VIEW synonym_words", "DROP TABLE tokenizer"]
+    creates = [s for s in db.statements(sql["0001_initial"]) if _PORTER_OBJECTS.match(s)]
+    creates = [s for s in creates if "documents_bd_bodies" not in s]  # migration 6 made it again
+    creates += [s for s in db.statements(sql["0006_file_tails"]) if _PORTER_OBJECTS.match(s)]
+    raw = sqlite3.connect(db_path)
+    for statement in [*drops, *creates]:
+        raw.execute(statement)
+    for table in ("documents_fts", "chunks_fts", "synonyms_fts", "bodies_fts"):
+        raw.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
+    raw.execute("DELETE FROM memdex_migrations WHERE name = '0011_tokens'")
+    raw.execute("PRAGMA user_version = 10")
+    raw.commit()
+    raw.close()
+
+
 def _as_schema_3(db_path: Path) -> None:
     """Turn an index into what memdex wrote before migration 4: the insert triggers back, no
     vectors and no date sources, the version and the migrations table as they were. Its rows
     are exactly what that memdex wrote; migration 6 must work out the same date sources."""
+    _as_schema_10(db_path)
     raw = sqlite3.connect(db_path)
     raw.executescript(
         """
@@ -377,6 +413,55 @@ def test_an_index_from_an_older_memdex_is_migrated_with_nothing_lost(
         state.differences(state.canonical(db_path), state.fresh_index(sample_copy, tmp_path / "fresh.db"))
         == {}
     )
+
+
+def test_an_index_of_porter_stems_is_built_again_once_with_a_message(tmp_path: Path) -> None:
+    """Issue 35: an index FTS5's porter tokenized (schema 10) gets memdex's tokens on its first
+    use, saying so once; then "deploy" finds "deployment", as porter never let it."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "a.md").write_text("# Release notes\n\nThe deployment went fine.\n")
+    db_path = tmp_path / "old.db"
+    state.fresh_index(root, db_path)
+    _as_schema_10(db_path)
+    first = state.memdex_cli(db_path, "search", "deploy", "--json")
+    assert first.returncode == 0, first.stderr
+    assert [r["title"] for r in json.loads(first.stdout)["results"]] == ["Release notes"]
+    assert first.stderr == (
+        f"memdex: building the full-text index of {db_path} again for new word rules (1 passage; once)...\n"
+        "memdex: done in 0.0 s\n"
+    )
+    again = state.memdex_cli(db_path, "search", "deploy", "--json")
+    assert again.returncode == 0 and again.stderr == ""
+    conn = db.connect(db_path)
+    assert db.check(conn) == []
+    conn.close()
+
+
+def test_new_word_rules_build_the_full_text_index_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    "A new PyStemmer or Python (tokens.IDENTITY) and the tables are made again, not misread."
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "a.md").write_text("# Release notes\n\nThe deployment went fine.\n")
+    db_path = tmp_path / "i.db"
+    state.fresh_index(root, db_path)
+    raw = sqlite3.connect(db_path)
+    raw.execute("UPDATE tokenizer SET identity = 'memdex tokens 0' WHERE id = 1")
+    raw.commit()
+    raw.close()
+    capsys.readouterr()
+    with pytest.raises(SchemaError, match="built with other word rules than this memdex's"):
+        db.connect(db_path, readonly=True)  # a reader never builds; with upgrade it asks a writer
+    conn = db.connect(db_path, readonly=True, upgrade=True)
+    assert "building the full-text index" in capsys.readouterr().err
+    assert [h.title for h in search(conn, "deploying").hits] == ["Release notes"]
+    conn.close()
+    conn = db.connect(db_path)
+    assert conn.execute("SELECT identity FROM tokenizer").fetchone()[0] == tokens.IDENTITY
+    assert db.check(conn) == []
+    conn.close()
 
 
 def test_the_check_finds_a_full_text_index_out_of_step(conn: sqlite3.Connection, sample_copy: Path) -> None:

@@ -308,6 +308,7 @@ def test_an_unreadable_folder_does_not_stop_it(db_path: Path, notes: Path) -> No
 def _snapshot(db_path: Path) -> dict[str, set[tuple[object, ...]]]:
     "What a search can see, by natural keys (row ids may differ between two indexes)."
     conn = sqlite3.connect(db_path)
+    db.add_functions(conn)  # the full-text tables read their content through memdex_words
     fts_integrity(conn)
     q = lambda sql: set(conn.execute(sql).fetchall())  # noqa: E731
     snap = {

@@ -44,7 +44,7 @@ def test_each_query_runs_on_the_sample_corpus(sample: sqlite3.Connection, db_pat
 def test_layer_1_by_hand_ranks_as_memdex_search_does(sample: sqlite3.Connection) -> None:
     from memdex.query.cascade import search
 
-    layer_1 = next(q for q in QUERIES if 'MATCH \'"worktree" AND "cleanup"\'' in q)
+    layer_1 = next(q for q in QUERIES if 'MATCH \'"worktre" AND "cleanup"\'' in q)
     by_hand = sample.execute(layer_1).fetchall()
     result = search(sample, "worktree cleanup", limit=len(by_hand))
     assert [r[0] for r in by_hand] == [h.id for h in result.hits if h.match_layer == 1]

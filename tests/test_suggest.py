@@ -28,8 +28,10 @@ def test_a_query_that_matches_nothing_as_typed_is_searched_as_the_nearest_words(
         "suggested_query": "rebase conflict",
         "searched_instead": True,
         "why": "nothing matched the words as typed",
+        "note": "searched “rebase conflict” instead (nothing matched the words as typed)",
     }
     assert result.to_dict()["typos"] == result.typos
+    assert result.to_dict()["searched_query"] == "rebase conflict"  # where a script looks (#35)
 
 
 def test_a_word_no_document_holds_is_suggested_and_searched_only_when_asked(
@@ -84,6 +86,7 @@ def test_near_as_stems_is_not_enough_the_words_must_be_near_too(
         "suggested_query": "quantization",
         "searched_instead": True,
         "why": "nothing matched the words as typed",
+        "note": "searched “quantization” instead (nothing matched the words as typed)",
     }
 
 

@@ -36,10 +36,10 @@ from memdex.models import Hit, SearchResult
 from memdex.query import ranking
 from memdex.query.cascade import search
 from memdex.query.request import Filters, SearchRequest, as_request
-from memdex.query.stem import fold, stem, words
 from memdex.query.terms import STOPWORDS, is_date_word, parse_query
 from memdex.query.themes import patterns_noticed
 from memdex.store import db
+from memdex.tokens import tokens, word_tokens, words
 from memdex.utils import Budget
 
 if TYPE_CHECKING:
@@ -210,7 +210,7 @@ def refine(
     question, limit, filters = request.query, request.limit, request.filters
     base = search_text or question
     rounds: list[Round] = []
-    used: set[str] = {stem(fold(w)) for w in words(base)}
+    used: set[str] = set(tokens(base))
     query, proposed_by, note = base, "question", ""
     stopped = f"{max_rounds} round{'s' if max_rounds != 1 else ''}"
     searched = [filters.namespace or "all"]
@@ -251,7 +251,7 @@ def refine(
             stopped = "nothing left to refine with: the results suggest no new terms or namespaces"
             break
         if proposed:
-            used |= {stem(fold(w)) for t in proposed for w in words(t)}
+            used |= {s for t in proposed for s in tokens(t)}
             # The new words go first: a question at the term limit would otherwise cut them off.
             query = f"{' '.join(proposed)} {base}"
     fused = _fuse(rounds, limit, request.max_tokens)
@@ -344,7 +344,7 @@ def _fresh(terms: list[str], used: set[str]) -> list[str]:
     for term in terms:
         if not isinstance(term, str) or not words(term):
             continue
-        if all(stem(fold(w)) in used for w in words(term)) or any(is_date_word(w) for w in term.split()):
+        if all(s in used for s in tokens(term)) or any(is_date_word(w) for w in term.split()):
             continue
         out.append(term)
     return out
@@ -391,18 +391,19 @@ def _topics(docs: list[dict[str, Any]]) -> list[str]:
 def _terms(conn: sqlite3.Connection, result: SearchResult, docs: list[dict[str, Any]]) -> list[str]:
     """Words the best results are filed under and the query lacks: in how many of them, times
     how rare in the index (idf), so shared, specific words come first."""
-    asked = {stem(fold(w)) for t in parse_query(result.query).terms for w in words(" ".join(t.tokens))}
+    asked = {s for t in parse_query(result.query).terms for s in tokens(" ".join(t.tokens))}
     shown: dict[str, str] = {}
     counts: Counter[str] = Counter()
     for d in docs:
         text = " ".join([d["title"], *d["tags"], *d["topics"]])
         stems = set()
         for word in words(text):
-            s = stem(fold(word))
-            if s in asked or len(word) < 3 or word.isdigit() or fold(word) in STOPWORDS:
+            if len(word) < 3 or word.isdigit() or word in STOPWORDS:
                 continue
-            shown.setdefault(s, fold(word))
-            stems.add(s)
+            for s in word_tokens(word):
+                if s not in asked:
+                    shown.setdefault(s, word if len(word_tokens(word)) == 1 else s)
+                    stems.add(s)
         counts.update(stems)
     if not counts:
         return []

@@ -3,6 +3,14 @@
 Loaded by Datasette through the ``datasette`` entry point whenever memdex is installed
 beside it (``memdex datasette`` registers it too). On every memdex database it adds:
 
+- ``memdex_words(text)`` -- the tokens of a text as the index holds them (``memdex.tokens``):
+  the full-text tables read their content through views that call it;
+- ``escape_fts(q)``, in place of Datasette's own -- the search box's text made the phrases of
+  its tokens, so "deployment" finds "deploy" and 東京 a note in Japanese (Datasette's quotes
+  the words as typed, which the tokens would not match);
+- ``memdex_snippet(text, q)`` -- about 32 words of ``text`` around the words of ``q``, marked
+  «so», as ``memdex search`` shows them;
+
 - ``memdex_match(q)`` -- the FTS5 expression memdex builds for the text ``q``: its key words,
   escaped, all of them required (layers 1 and 3); ``memdex_match(q, 1)`` with each word's
   synonyms as alternatives (layers 2 and 4). ``'""'`` (matches nothing) if ``q`` has no words.
@@ -76,12 +84,30 @@ def search_json(conn: sqlite3.Connection, q: str | None, limit: int = 10) -> str
     return json.dumps(rows, ensure_ascii=False)
 
 
+def escape_fts(q: str | None) -> str:
+    """The search box's text as memdex's tokens: each word typed (a run of letters and digits;
+    quotes and operators are text) a phrase every row must match, as Datasette's own
+    escape_fts asks every word; ``'""'`` (matches nothing) when there is no word."""
+    from memdex.tokens import WORD, phrase
+
+    typed = WORD.findall(q or "")
+    return " ".join(phrase([w]) for w in typed) if typed else '""'
+
+
+def snippet(text: str | None, q: str | None) -> str:
+    from memdex.query.explain import Explainer
+    from memdex.query.terms import parse_query
+
+    return Explainer(parse_query(q or "").key_terms).snippet(text or "")
+
+
 def _is_memdex(conn: sqlite3.Connection) -> bool:
     row = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'memdex_migrations'").fetchone()
     return row is not None
 
 
-@hookimpl
+# trylast: after Datasette's own prepare_connection, so this escape_fts is the one it calls
+@hookimpl(trylast=True)
 def prepare_connection(conn: sqlite3.Connection, database: str, datasette: Any) -> None:
     try:
         if not _is_memdex(conn):
@@ -89,6 +115,11 @@ def prepare_connection(conn: sqlite3.Connection, database: str, datasette: Any) 
         path = datasette.get_database(database).path
     except (sqlite3.Error, KeyError):
         return
+    from memdex.store.db import add_functions
+
+    add_functions(conn)
+    conn.create_function("escape_fts", 1, escape_fts, deterministic=True)
+    conn.create_function("memdex_snippet", 2, snippet, deterministic=True)
     if not path:
         return
 

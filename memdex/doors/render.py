@@ -41,11 +41,17 @@ def results_text(result: SearchResult) -> str:
     unit = "chunk" if result.granularity == "chunk" else "result"
     plural = "" if result.found == 1 and result.found_is_total else "s"
     count = _n(result.found) if result.found_is_total else f"{_n(result.found)}+"
+    searched = result.query if result.searched_query is None else result.searched_query
     head = (
-        f"Found {count} {unit}{plural} for {_echo(result.query)}, showing {len(hits)}"
+        f"Found {count} {unit}{plural} for {_echo(searched)}, showing {len(hits)}"
         f" · {layer_text} · ~{_count(result.total_tokens, 'token')}"
     )
     lines = [head]
+    said = None
+    if searched != result.query and result.typos:  # typos searched instead: said before anything else
+        said = result.typos["note"]
+        why = result.typos["why"]
+        lines.insert(0, f"Showing results for {_echo(searched)} instead of {_echo(result.query)} ({why})")
     meaning = result.semantic or {}
     if meaning.get("used"):
         found, model, ms = meaning["found"], meaning["model"], meaning["ms"]
@@ -53,7 +59,8 @@ def results_text(result: SearchResult) -> str:
     if result.filters:
         lines.append("Filters: " + ", ".join(_filter_text(k, v) for k, v in result.filters.items()))
     for note in result.notes:
-        lines.append(f"Note: {note}")
+        if note != said:
+            lines.append(f"Note: {note}")
     if result.related_words:
         lines.append("Related words, from the best-matching messages: " + ", ".join(result.related_words))
     if result.themes:

@@ -21,6 +21,7 @@ from memdex.ingest.sessions import Appended, Tail
 from memdex.ingest.walk import Found
 from memdex.models import Chunk, Document, ParsedFile, est_tokens
 from memdex.store import db
+from memdex.tokens import index_text
 from memdex.utils import utc_stamp
 
 # Files per transaction: a bulk run writes 1,000 (each commit makes FTS5 write a segment;
@@ -351,7 +352,7 @@ class Writer:
                 "whole_text": whole_text,
             },
         ).lastrowid
-        self.q("documents_fts_insert", {"id": doc_id, **fields})
+        self.q("documents_fts_insert", {"id": doc_id, **{k: index_text(v) for k, v in fields.items()}})
         self.conn.executemany(
             db.query("topic_insert"),
             [
@@ -363,7 +364,8 @@ class Writer:
         self.conn.executemany(db.query("chunk_insert"), rows)
         self.conn.executemany(db.query("chunks_fts_insert"), rows)
         if rows and whole_text:
-            body = "\n".join(f"{r['heading']}\n{r['text']}" for r in rows)  # as the document_bodies view
+            # the tokens of the text the document_bodies view joins (a token never spans a line)
+            body = " ".join(f"{r['heading_words']} {r['text_words']}" for r in rows)
             self.q("document_body_insert", {"document_id": doc_id, "body": body})
 
     def _chunk_rows(self, doc_id: int, chunks: list[Chunk], first_seq: int = 0) -> list[dict[str, object]]:
@@ -387,6 +389,9 @@ class Writer:
                     "size_bytes": size,
                     "est_tokens": est_tokens(size),
                     "meta": json.dumps(c.meta),
+                    # what chunks_fts is given: the tokens of each (memdex.tokens)
+                    "heading_words": index_text(c.heading),
+                    "text_words": index_text(c.text),
                 }
             )
         return rows

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from memdex.query import ranking
 from memdex.query.explain import Explainer
-from memdex.query.stem import fold, split_words, stem
 from memdex.query.terms import STOPWORDS, Term
+from memdex.tokens import fold, has_cjk, split_words, stem, word_tokens
 
 _LOOKUPS = 5  # idf is looked up for this many times FEEDBACK_TERMS of the heaviest words
 
@@ -73,7 +73,9 @@ def related(conn: sqlite3.Connection, best: list[tuple[str, float]], explainer: 
     top = best[0][1] if best else 0.0
     for text, score in best[: ranking.FEEDBACK_MESSAGES]:
         words = split_words(fold(_NOT_SAID.sub(" ", text)))
-        found = [(stem(w), w) for w in words if len(w) > 2 and not w.isdigit()]
+        # (token, the word shown for it): a CJK run shows each pair of characters it holds
+        kept = [w for w in words if len(w) > 2 and not w.isdigit()]
+        found = [(t, t if has_cjk(w) else w) for w in kept for t in word_tokens(w)]
         found = [(s, w) for s, w in found if s not in explainer.marked and s not in _STOP_STEMS]
         if not found or top <= 0:
             continue

@@ -38,7 +38,7 @@ from memdex.query.ranking import (
 )
 from memdex.query.request import Filters, SearchRequest, as_request
 from memdex.query.results import Candidate, best_chunks, build_hits, explainer_for
-from memdex.query.terms import ParsedQuery, Term, all_of, any_of, parse_query
+from memdex.query.terms import ParsedQuery, Term, all_of, any_of, parse_query, raw_expression
 from memdex.query.themes import patterns_noticed
 from memdex.store import db
 from memdex.store.deleted import mark_hits
@@ -87,6 +87,26 @@ def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
 
 
 def _search(conn: sqlite3.Connection, request: SearchRequest) -> SearchResult:
+    """The words as asked; then, at most once, the nearest indexed words in place of words no
+    document holds ("did you mean": with ``fix_typos``, or when nothing matched), and only
+    when that changes the words searched. Nothing here calls itself."""
+    result, terms = _search_once(conn, request)
+    if request.raw or not terms:
+        return result
+    typos = suggest.find_typos(conn, request.query, terms)
+    if typos is None or not typos.changes_words():
+        return result
+    if request.fix_typos or result.found == 0:
+        fixed, _ = _search_once(conn, request.but(query=typos.query, fix_typos=False))
+        if request.fix_typos or fixed.found:
+            return suggest.searched_instead(typos, fixed, request)
+    return suggest.suggested(typos, result)
+
+
+def _search_once(conn: sqlite3.Connection, request: SearchRequest) -> tuple[SearchResult, list[Term]]:
+    """One search of the request's words, and the terms it searched: a listing of what is
+    dated then for a query of dates alone, else the cascade; each falls back once to the
+    dates read as words when nothing dated then matched."""
     query, raw, filters = request.query, request.raw, request.filters
     parsed = parse_query(query, date_words=not raw)
     notes = [
@@ -99,7 +119,7 @@ def _search(conn: sqlite3.Connection, request: SearchRequest) -> SearchResult:
         # the answer (the listing's note says so). A year or a month may be a word ("2019").
         if listed.found or parsed.spans:
             listed.notes[:0] = notes
-            return listed
+            return listed, []
         notes.append(f"nothing dated {' '.join(parsed.date_words)}; searched those words as text")
         parsed = parse_query(query, date_words=False)
     run = _Cascade(conn, parsed, request)
@@ -158,9 +178,7 @@ def _search(conn: sqlite3.Connection, request: SearchRequest) -> SearchResult:
         semantic=meaning.to_dict() if meaning else None,
         related_words=run.related,
     )
-    if raw or not parsed.key_terms:
-        return result
-    return suggest.with_typos(conn, request, run.terms, result, again=_search)  # "did you mean"
+    return result, run.terms
 
 
 def _filter_params(request: SearchRequest, parsed: ParsedQuery) -> dict[str, Any]:
@@ -355,10 +373,11 @@ class _Cascade:
         user's QuerySyntaxError and any other database error stays a real error.
         """
         self.terms = []  # an FTS5 expression has operators, not terms to explain
+        typed, expression = expression, raw_expression(expression)  # its words as the index holds them
         problems = {layer: _fts5_problem(self.conn, layer, expression) for layer in (1, 3)}
         if all(problems.values()):
             raise QuerySyntaxError(
-                f"Invalid FTS5 query {expression!r}: {problems[3]}. Drop --raw to search the words "
+                f"Invalid FTS5 query {typed!r}: {problems[3]}. Drop --raw to search the words "
                 "as typed, or see https://sqlite.org/fts5.html#full_text_query_syntax"
             )
         fetch = max(self.limit * 5, 50)

@@ -1,7 +1,7 @@
 """Why a result matched, which of its chunks matter, and a snippet -- for the results shown.
 
 SQL has already ranked the results; this module reads the text of the few that are shown
-(tokenized and stemmed exactly as FTS5 does, see ``stem``) and says which query terms and
+(made into tokens exactly as the index holds them, see ``memdex.tokens``) and says which query terms and
 synonyms each contains, in its topics and in its content. Its cost depends on the results
 shown, never on the size of the corpus.
 """
@@ -21,15 +21,15 @@ from memdex.query.ranking import (
     SYNONYM_WEIGHT,
     bm25_term,
 )
-from memdex.query.stem import WORD, fold, prefix, split_words, stem, stems_among, words
 from memdex.query.terms import Term
+from memdex.tokens import WORD, fold, has_cjk, prefixes_of, split_words, tokens, tokens_among
 
 SNIPPET_WORDS = 32
 MARK_OPEN, MARK_CLOSE = "«", "»"  # not ** : memories are markdown and use it themselves
 
 
 def phrase_stems(term: Term) -> tuple[str, ...]:
-    return tuple(stem(w) for w in words(" ".join(term.tokens)))
+    return tuple(tokens(" ".join(term.tokens)))
 
 
 def contains(tokens: list[str], phrase: tuple[str, ...]) -> bool:
@@ -54,11 +54,16 @@ class Explainer:
     def __post_init__(self) -> None:
         self.phrases = {id(t): phrase_stems(t) for term in self.terms for t in [term, *term.synonyms]}
         self.marked = {s for p in self.phrases.values() for s in p}
-        self.prefixes = {prefix(s) for s in self.marked}
+        self.prefixes = {p for s in self.marked for p in prefixes_of(s)}
+        # one CJK character asked alone matches the pairs it begins (tokens.phrase): read so here
+        self.singles = {s for s in self.marked if len(s) == 1 and has_cjk(s)}
 
     def tokens(self, *texts: str) -> list[str]:
-        "Stemmed tokens of some texts as FTS5 indexes them; words that cannot match are ''."
-        return [t for text in texts for t in stems_among(text, self.prefixes)]
+        "Tokens of some texts as the index holds them; words that cannot match are ''."
+        found = [t for text in texts for t in tokens_among(text, self.prefixes)]
+        if self.singles:
+            found = [t[0] if t[:1] in self.singles and t not in self.marked else t for t in found]
+        return found
 
     def all_stems(self) -> list[str]:
         return sorted(self.marked)
@@ -162,7 +167,7 @@ class Explainer:
         ``tokens``: the text's own ``self.tokens(text)``, when they are made already. An ASCII
         text's tokens are its words in order (folding changes no word there), so its words
         need not be read and stemmed again."""
-        marked: dict[int, str]  # word index -> its stem, for the matches
+        marked: dict[int, str]  # word index -> a token of it the query has, for the matches
         if tokens is not None and text.isascii():
             count = len(tokens)
             marked = {i: t for i, t in enumerate(tokens) if t in self.marked}
@@ -202,17 +207,53 @@ class Explainer:
         cursor = window[0].start()
         for i, m in enumerate(window, start):
             out.append(text[cursor : m.start()])
-            out.append(f"{MARK_OPEN}{m.group()}{MARK_CLOSE}" if i in marked else m.group())
+            out.append(self.mark(m.group()) if i in marked else m.group())
             cursor = m.end()
         body = " ".join("".join(out).split())
         return ("…" if start > 0 else "") + body + ("…" if end < count else "")
 
+    def mark(self, word: str) -> str:
+        """A matched word, marked «so». In a word holding Chinese, Japanese or Korean (a run
+        of them has no spaces: often a whole sentence), only the characters that matched."""
+        if not has_cjk(word):
+            return f"{MARK_OPEN}{word}{MARK_CLOSE}"
+        chars = [fold(c) for c in word]
+        wanted = self.marked
+        spans: list[tuple[int, int]] = []
+        i = 0
+        while i < len(word):
+            j = i
+            while j < len(word) and has_cjk(chars[j]) == has_cjk(chars[i]):
+                j += 1
+            if not has_cjk(chars[i]):
+                if any(t in wanted for t in tokens(word[i:j])):
+                    spans.append((i, j))
+            else:
+                spans += [(k, k + 2) for k in range(i, j - 1) if chars[k] + chars[k + 1] in wanted]
+                spans += [(k, k + 1) for k in range(i, j) if chars[k] in wanted]  # a query of one
+            i = j
+        if not spans:
+            return f"{MARK_OPEN}{word}{MARK_CLOSE}"
+        out: list[str] = []
+        cursor = 0
+        for start, end in sorted(spans):
+            if start < cursor:  # overlapping pairs: one mark
+                if end > cursor:
+                    out[-1] = out[-1][: -len(MARK_CLOSE)] + word[cursor:end] + MARK_CLOSE
+                    cursor = end
+                continue
+            out.append(word[cursor:start] + MARK_OPEN + word[start:end] + MARK_CLOSE)
+            cursor = end
+        return "".join(out) + word[cursor:]
+
     def _marked_words(self, folded: list[str]) -> dict[int, str]:
-        "Which of the folded words (by index) have a query stem, and that stem."
-        prefixes, marked = self.prefixes, self.marked
+        """Which of the folded words (by index) have a token of the query, and that token (a
+        word of CJK has several: its pairs of characters)."""
+        marked = self.marked
         found = {}
-        for i in [i for i, w in enumerate(folded) if w[:2] in prefixes]:  # most words drop here
-            st = stem(folded[i])
-            if st in marked:
-                found[i] = st
+        for i, w in enumerate(folded):
+            for t in self.tokens(w):  # most words are not stemmed: "" cannot match
+                if t in marked:
+                    found[i] = t
+                    break
         return found

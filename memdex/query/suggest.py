@@ -2,13 +2,13 @@
 meant ("did you mean"), the values a filter can take here, the budget the first result needs.
 
 Did you mean. The index's vocabulary is FTS5's own (``chunks_vocab``, ``documents_vocab``:
-porter stems), so a typed word is folded and stemmed as FTS5 does it (``query.stem``) and
+the tokens ``memdex.tokens`` makes), so a typed word is made a token the same way and
 compared stem to stem by edit distance, a swap of two adjacent letters counting as one edit
 ("rebsae" -> "rebase", "conflcit" -> "conflict"). The cost is bounded: only words of
 MIN_LETTERS or more with no digit, that no document holds and that no synonym stands in for,
 at most MAX_WORDS of them; candidates share the word's first letter (one range of the FTS5
 index read, not all of it), are at most MAX_EDITS longer than its stem and ENDING shorter
-than the word (a typo in an ending porter cuts: "configuraiton"), MAX_CANDIDATES at most from
+than the word (a typo in an ending the stemmer cuts: "configuraiton"), MAX_CANDIDATES at most from
 each vocabulary. The stem found is shown as a word read from a few passages that hold it,
 and kept only if that word too is near the word typed. On the Serena corpus (981 files, 8,076
 passage stems) "rebsae conflcit" spends ~11 ms finding "rebase conflict", as long as the
@@ -25,28 +25,25 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from memdex.models import SearchResult
 from memdex.query.request import Filters, SearchRequest
 from memdex.query.results import Candidate, build_hits
-from memdex.query.stem import fold, stem, words
 from memdex.query.terms import Term
 from memdex.store import db
+from memdex.tokens import fold, has_cjk, stem, tokens, words
 
 MIN_LETTERS = 4  # shorter words have too many near neighbours to guess from
 MAX_WORDS = 8  # words of one query looked at, at most
 MAX_EDITS = 2  # a word of 6 letters or more; 1 below that
 MAX_CANDIDATES = 5000  # stems read from each vocabulary table for one word
-ENDING = 6  # letters porter may cut off a word ("configuration" -> "configur": 5)
+ENDING = 6  # letters the stemmer may cut off a word ("configurations" -> "configur": 6)
 TRIES = 3  # nearest stems whose written form is checked against the word as typed
 FAR = 99  # edits of a stem too far from the word to be a candidate
 SHOWN_VALUES = 8  # filter values named in a note, nearest first
 ECHO = 80  # characters of a suggested query a note quotes
-
-Search = Callable[[sqlite3.Connection, SearchRequest], SearchResult]
 
 
 @dataclass
@@ -66,6 +63,10 @@ class Typos:
             text = re.sub(pattern, suggested.replace("\\", "\\\\"), text)
         return text
 
+    def changes_words(self) -> bool:
+        "Does the suggested query search other tokens than the query as typed?"
+        return tokens(self.query) != tokens(self.typed)
+
     def note(self) -> str:
         fixed = self.query
         if len(fixed) > ECHO:  # a long query: only the words
@@ -80,26 +81,22 @@ class Typos:
             "suggested_query": self.query,
             "searched_instead": bool(self.searched),
             "why": self.searched or None,
+            "note": self.note(),
         }
 
 
-def with_typos(
-    conn: sqlite3.Connection, request: SearchRequest, terms: list[Term], result: SearchResult, again: Search
-) -> SearchResult:
-    """The result, with a "did you mean" note when a word of the query is in no document; or,
-    with ``request.fix_typos`` or when nothing matched at all, the result of ``again`` (the
-    search) for the suggested words instead."""
-    typos = find_typos(conn, request.query, terms)
-    if typos is None:
-        return result
-    if request.fix_typos or result.found == 0:
-        fixed = again(conn, request.but(query=typos.query, fix_typos=False))
-        if request.fix_typos or fixed.found:
-            typos.searched = "--fix-typos" if request.fix_typos else "nothing matched the words as typed"
-            fixed.query = request.query
-            fixed.notes.insert(0, typos.note())
-            fixed.typos = typos.to_dict()
-            return fixed
+def searched_instead(typos: Typos, fixed: SearchResult, request: SearchRequest) -> SearchResult:
+    "The result of searching the suggested words, saying so first: what was typed, what was searched."
+    typos.searched = "--fix-typos" if request.fix_typos else "nothing matched the words as typed"
+    fixed.query = request.query
+    fixed.searched_query = typos.query  # the first thing the text says; the JSON's searched_query
+    fixed.notes.insert(0, typos.note())
+    fixed.typos = typos.to_dict()
+    return fixed
+
+
+def suggested(typos: Typos, result: SearchResult) -> SearchResult:
+    "The result of the words as typed, with the nearest indexed words as a note."
     result.notes.append(typos.note())
     result.typos = typos.to_dict()
     return result
@@ -115,23 +112,31 @@ def find_typos(conn: sqlite3.Connection, query: str, terms: list[Term]) -> Typos
             continue
         for token in term.tokens:
             word = fold(token)
-            if len(word) < MIN_LETTERS or any(c.isdigit() for c in word) or _held(conn, word, known):
+            if len(word) < MIN_LETTERS or any(c.isdigit() for c in word) or has_cjk(word):
+                continue  # no spelling to correct in digits, or in CJK's characters
+            if _held(conn, word, known):
                 continue
             if token in typos.words or looked >= MAX_WORDS:
                 continue
             looked += 1
             if ("near", word) not in known:
                 known["near", word] = nearest(conn, word)
-            if known["near", word]:
-                typos.words[token] = known["near", word]
+            near = known["near", word]
+            # a suggestion is other words than those typed, or none: searching it again would
+            # only search the same tokens (issue 35: "deploy" suggested "deploy", forever)
+            if near and tokens(near) != tokens(word):
+                typos.words[token] = near
     return typos if typos.words else None
 
 
 def _held(conn: sqlite3.Connection, word: str, known: dict[Any, Any]) -> bool:
-    term = stem(fold(word))
-    if term not in known:
-        known[term] = bool(conn.execute(db.query("vocab_has"), {"term": term}).fetchone()[0])
-    return bool(known[term])
+    "Does the index hold every token of ``word``?"
+    for term in tokens(word):
+        if term not in known:
+            known[term] = bool(conn.execute(db.query("vocab_has"), {"term": term}).fetchone()[0])
+        if not known[term]:
+            return False
+    return True
 
 
 def nearest(conn: sqlite3.Connection, word: str) -> str | None:
@@ -180,8 +185,8 @@ def _as_written(conn: sqlite3.Connection, term: str, typed: str) -> str:
     forms: Counter[str] = Counter()
     match = '"' + term.replace('"', '""') + '"*'
     for (text,) in conn.execute(db.query("vocab_text"), {"match": match}):
-        # a word and its stem share their first two letters (stem.prefix): stem only those
-        forms.update(w for w in words(text) if w[:2] == term[:2] and stem(w) == term)
+        # a word and its stem share their first letter: stem only those
+        forms.update(w for w in words(text) if w[:1] == term[:1] and stem(w) == term)
     if not forms:
         return term
     return min(forms, key=lambda w: (distance(typed, w, len(w) + len(typed)), -forms[w], w))

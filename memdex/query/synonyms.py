@@ -1,8 +1,9 @@
 """The synonym table: lookup for query expansion, and the edits behind ``memdex synonyms``.
 
-A group is a term and its synonyms. Lookup goes both ways and compares stems, so "Chatty"
-reaches the group of "chatgpt" (and expands to chatgpt and gpt), and "problems" reaches
-"problem". The plain file format (``memdex synonyms import``/``list``) is one group a line::
+A group is a term and its synonyms. Lookup goes both ways and compares tokens (stems,
+``memdex.tokens``), so "Chatty" reaches the group of "chatgpt" (and expands to chatgpt and
+gpt), and "problems" reaches "problem". The plain file format (``memdex synonyms import``/
+``list``) is one group a line::
 
     # comments and blank lines are ignored
     chatgpt: chatty, gpt
@@ -22,6 +23,8 @@ from typing import Any
 from memdex.errors import InvalidParameter
 from memdex.query.terms import Term, tokens
 from memdex.store import db
+from memdex.tokens import phrase
+from memdex.tokens import tokens as index_tokens
 
 _SEPARATOR = re.compile(r"\s*(?::|=|->|\t)\s*")
 _COMMENT = re.compile(r"(?:^|\s)#.*$")
@@ -39,11 +42,13 @@ def expand(conn: sqlite3.Connection, terms: list[Term]) -> list[Term]:
         terms = _merge_phrases(conn, terms, known)
     for term in terms:
         members = _group_members(conn, term.tokens, known)
-        seen = {" ".join(term.tokens).lower()}
+        # a member that is the same tokens as the term ("problem" for "problems") adds nothing
+        seen = {tuple(index_tokens(" ".join(term.tokens)))}
         for member in members:
             toks = tokens(member)
-            if toks and " ".join(toks).lower() not in seen:
-                seen.add(" ".join(toks).lower())
+            key = tuple(index_tokens(" ".join(toks)))
+            if toks and key not in seen:
+                seen.add(key)
                 term.synonyms.append(Term(text=member, tokens=toks))
     return terms
 
@@ -76,12 +81,12 @@ def _heads(conn: sqlite3.Connection, toks: list[str], known: dict[Any, Any]) -> 
     "Terms of the groups this word (or phrase) belongs to, compared after stemming."
     key = ("heads", *toks)
     if key not in known:
-        phrase = '"' + " ".join(toks) + '"'
+        wanted = index_tokens(" ".join(toks))
         heads: list[str] = []
         for name, column in (("synonyms_match_term", 0), ("synonyms_match_synonym", 1)):
-            for row in conn.execute(db.query(name), {"phrase": phrase}):
+            for row in conn.execute(db.query(name), {"phrase": phrase(toks)}):
                 # The FTS match is a prefix (^): the whole entry must be as long as the phrase.
-                if len(tokens(row[column])) == len(toks) and row[0] not in heads:
+                if len(index_tokens(row[column])) == len(wanted) and row[0] not in heads:
                     heads.append(row[0])
         known[key] = heads
     return list(known[key])

@@ -17,8 +17,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from memdex import tokens as words_of
 from memdex.query import period
-from memdex.query.stem import WORD
+from memdex.tokens import WORD
 
 POSSESSIVES = True
 MAX_TERMS = 32  # a pasted paragraph is still a query, of its 32 most useful words
@@ -109,12 +110,13 @@ class Term:
 
     @property
     def phrase(self) -> str:
-        """A quoted FTS5 phrase; only word characters inside, so always valid syntax. A
-        possessive is the word or the possessive itself: BM25 counts a text holding "Jon's"
-        for both, so the form typed still ranks first ("Claude Code's" among texts about code)."""
-        quoted = '"' + " ".join(self.tokens) + '"'
+        """A quoted FTS5 phrase of the term's tokens (``memdex.tokens.phrase``), so always valid
+        syntax. A possessive is the word or the possessive itself: BM25 counts a text holding
+        "Jon's" for both, so the form typed still ranks first ("Claude Code's" among texts
+        about code)."""
+        quoted = words_of.phrase(self.tokens)
         if self.possessive:
-            return "(" + quoted + ' OR "' + " ".join(self.tokens) + ' s")'
+            return "(" + quoted + " OR " + words_of.phrase([*self.tokens, "s"]) + ")"
         return quoted
 
 
@@ -162,9 +164,9 @@ class ParsedQuery:
 
 
 def tokens(text: str) -> list[str]:
-    """Word tokens of a query, split as unicode61 splits them but otherwise as typed: FTS5
-    folds case and accents itself ("Straße" matches "straße"; folding it here to "strasse"
-    would not), so a phrase hands it the user's own characters."""
+    """The words of a query as typed, split where the index splits words: a term keeps them
+    to show and to replace; its phrase folds and stems them as the index does
+    (``memdex.tokens``)."""
     return WORD.findall(text)
 
 
@@ -273,3 +275,48 @@ def _group(terms: list[Term]) -> str:
     if len(terms) == 1:
         return terms[0].phrase
     return "(" + " OR ".join(t.phrase for t in terms) + ")"
+
+
+# The pieces of an FTS5 expression (https://sqlite.org/fts5.html#full_text_query_syntax): a
+# quoted string ("" inside is a quote), a bareword (ASCII letters, digits, _, any non-ASCII
+# character), a character of its syntax, a run of spaces; anything else is kept as written
+# (FTS5 then says what is wrong with it).
+_RAW_PIECE = re.compile(r'"(?:[^"]|"")*"|[\w\x1a\x80-\U0010ffff]+|[(){}:*^+,-]|\s+|.', re.S)
+_OPERATORS = frozenset({"AND", "OR", "NOT"})
+
+
+def raw_expression(expression: str) -> str:
+    """A raw FTS5 expression (``--raw``) with each of its strings made the phrase of its
+    tokens (``memdex.tokens``), as the index holds them; operators, NEAR groups, column names
+    and the rest of the syntax stay as written. A prefix (``deploy*``) keeps its last word
+    folded but not stemmed: it matches the tokens that begin so."""
+    pieces = _RAW_PIECE.findall(expression)
+    out: list[str] = []
+    in_columns = False
+    for i, piece in enumerate(pieces):
+        following = next((p for p in pieces[i + 1 :] if not p.isspace()), "")
+        before = next((p for p in reversed(pieces[:i]) if not p.isspace()), "")
+        if piece == "{":
+            in_columns = True
+        elif piece == "}":
+            in_columns = False
+        string = piece.startswith('"') and len(piece) > 1 and piece.endswith('"')
+        bare = not string and re.fullmatch(r"[\w\x1a\x80-\U0010ffff]+", piece) is not None
+        if not (string or bare) or in_columns or following == ":" or before == ",":
+            out.append(piece)  # syntax, a column name, or NEAR's distance
+        elif bare and (piece in _OPERATORS or (piece == "NEAR" and following == "(")):
+            out.append(piece)
+        else:
+            text = piece[1:-1].replace('""', '"') if string else piece
+            apart = " " if out and out[-1].endswith('"') else ""  # two strings never run together
+            out.append(apart + _raw_phrase(text, prefix=following == "*"))
+    return "".join(out)
+
+
+def _raw_phrase(text: str, *, prefix: bool) -> str:
+    found = words_of.words(text)
+    if prefix and found:
+        toks = [t for w in found[:-1] for t in words_of.word_tokens(w)] + [found[-1]]
+    else:
+        toks = [t for w in found for t in words_of.word_tokens(w)]
+    return '"' + " ".join(toks) + '"' if toks else '""'

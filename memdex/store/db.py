@@ -15,6 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from memdex import tokens
 from memdex.errors import DatabaseError, IndexNotFound, MigrationNeeded, SchemaError
 from memdex.utils import utc_stamp
 
@@ -166,6 +167,7 @@ def connect(
             conn.execute("PRAGMA synchronous = NORMAL")
         conn.row_factory = sqlite3.Row
         conn.execute("PRAGMA foreign_keys = ON")
+        add_functions(conn)
         try:
             migrate(conn, apply=not readonly)
         except SchemaError:
@@ -209,6 +211,14 @@ def _open_readonly(db_path: Path) -> sqlite3.Connection:
         return sqlite3.connect(
             f"{uri}?immutable=1", uri=True, isolation_level=None, check_same_thread=False, factory=Connection
         )
+
+
+def add_functions(conn: sqlite3.Connection) -> None:
+    """The SQL functions the index's own SQL calls: ``memdex_words(text)``, the tokens of a
+    text as its full-text tables hold them (``memdex.tokens``; their content views and
+    triggers call it). Every connection to an index needs it; Datasette's get it from the
+    plugin."""
+    conn.create_function("memdex_words", 1, tokens.index_text, deterministic=True)
 
 
 class Connection(sqlite3.Connection):
@@ -296,12 +306,16 @@ def migrate(conn: sqlite3.Connection, *, apply: bool = True) -> list[str]:
             "This SQLite file is not a memdex index (it has tables memdex did not create). "
             "Point --db at a new file."
         )
-    if current == latest:
+    if current == latest and _tokens_current(conn):
         return []
     if not apply:
         raise MigrationNeeded(
             f"This index needs migrating to schema {latest} (it is at {current}), and it cannot be "
             "written here; run `memdex index` (or any memdex command) once where it can be."
+            if current < latest
+            else "This index's full-text tables were built with other word rules than this memdex's "
+            f"({tokens.IDENTITY}), and it cannot be written here to build them again; run "
+            "`memdex index` (or any memdex command) once where it can be."
         )
     applied = []
     with transaction(conn):
@@ -320,7 +334,40 @@ def migrate(conn: sqlite3.Connection, *, apply: bool = True) -> list[str]:
             )
             conn.execute(f"PRAGMA user_version = {number:d}")
             applied.append(name)
+        if not _tokens_current(conn):
+            _rebuild_full_text(conn)
     return applied
+
+
+def _tokens_current(conn: sqlite3.Connection) -> bool:
+    "Were the full-text tables built with this memdex's tokens (``tokens.IDENTITY``)?"
+    try:
+        row = conn.execute(query("tokenizer_identity")).fetchone()
+    except sqlite3.OperationalError:  # before migration 0011: no tokenizer table yet
+        return False
+    return row is not None and row[0] == tokens.IDENTITY
+
+
+def _rebuild_full_text(conn: sqlite3.Connection) -> None:
+    """Make every full-text table again from its content view, with this memdex's tokens: once
+    after migration 0011, and whenever the word rules change (a new PyStemmer, a new Python's
+    Unicode). An index that holds anything says so on stderr, since it takes a while: about as
+    long as writing its words did."""
+    import sys
+    import time
+
+    chunks = conn.execute(query("chunks_count")).fetchone()[0]
+    where = path_of(conn)
+    if chunks:
+        sys.stderr.write(
+            f"memdex: building the full-text index of {where} again for new word rules "
+            f"({chunks:,} passage{'' if chunks == 1 else 's'}; once)...\n"
+        )
+    started = time.perf_counter()
+    for statement in statements(query("fts_rebuild")):
+        conn.execute(statement, {"identity": tokens.IDENTITY})
+    if chunks:
+        sys.stderr.write(f"memdex: done in {time.perf_counter() - started:.1f} s\n")
 
 
 def _has_foreign_tables(conn: sqlite3.Connection) -> bool:

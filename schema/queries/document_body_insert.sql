@@ -1,4 +1,4 @@
 -- Index a document's whole text once its chunks are written (deletion is a trigger). The
--- writer builds the text exactly as the document_bodies view does: each chunk's heading and
--- text, in order, joined by newlines.
+-- writer hands the tokens of the text the document_bodies view joins (each chunk's heading
+-- and text, in order), as the body_words view makes them.
 INSERT INTO bodies_fts (rowid, body) VALUES (:document_id, :body)
