@@ -20,7 +20,7 @@ __version__ = "0.1.0"
 _API = {
     "open_index": ("memdex.store.db", "connect"),
     "index_paths": ("memdex.ingest.pipeline", "index_paths"),
-    "search": ("memdex.query.cascade", "search"),
+    "search": ("memdex.query.search", "search"),
     "Filters": ("memdex.query.request", "Filters"),
     "SearchRequest": ("memdex.query.request", "SearchRequest"),
     "MemdexError": ("memdex.errors", "MemdexError"),

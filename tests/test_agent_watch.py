@@ -12,7 +12,7 @@ import pytest
 
 from memdex.ingest.kinds.aider import local_stamp
 from memdex.ingest.pipeline import index_paths
-from memdex.query.cascade import search
+from memdex.query.search import search
 from memdex.store import db
 from tests.conftest import shared
 

@@ -4,7 +4,6 @@ and option its skill, subagent and commands name exists, and its manifests hang 
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
 import shlex
@@ -17,7 +16,7 @@ import yaml
 from memdex.agents import PLUGIN_DIR
 from memdex.agents.setup import CLAUDE_TOOLS, TOOLS
 from memdex.doors.cli import cli
-from memdex.doors.mcp_server import Tools
+from memdex.doors.mcp_server import tool_parameters
 
 TEXTS = sorted(PLUGIN_DIR.glob("*/**/*.md"))
 REPO = Path(__file__).resolve().parent.parent
@@ -25,7 +24,7 @@ DOCUMENTED = (REPO / "docs" / "mcp.md").read_text() + (REPO / "README.md").read_
 
 
 def parameters(tool: str) -> set[str]:
-    return set(inspect.signature(getattr(Tools, tool)).parameters) - {"self"}
+    return set(tool_parameters(tool))
 
 
 def front_matter(path: Path) -> dict:

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from memdex.doors.cli import cli
-from memdex.query.cascade import search
+from memdex.query.search import search
 
 from .messages_api import Reply, serving, sources_in, tool_use
 from .test_answer import QUESTION, ask, ask_json, sample_db, with_server

@@ -24,7 +24,7 @@ from click.testing import CliRunner
 
 from memdex.doors.cli import cli
 from memdex.ingest.pipeline import index_paths
-from memdex.query.cascade import search
+from memdex.query.search import search
 from memdex.store import db
 
 pytest.importorskip("datasette", reason="the test extra installs datasette")

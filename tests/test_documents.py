@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from memdex.doors.cli import cli
 from memdex.errors import InvalidParameter
 from memdex.ingest.pipeline import index_paths
-from memdex.query.cascade import search
+from memdex.query.search import search
 from memdex.store.documents import DocumentNotFound, get_document
 
 

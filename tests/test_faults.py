@@ -25,7 +25,7 @@ import pytest
 from memdex import tokens
 from memdex.errors import DatabaseError, SchemaError
 from memdex.ingest.pipeline import index_paths
-from memdex.query.cascade import search
+from memdex.query.search import search
 from memdex.store import db
 from memdex.watch.service import WatchService
 

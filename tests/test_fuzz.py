@@ -31,7 +31,7 @@ from memdex.doors.cli import cli
 from memdex.doors.mcp_server import Tools
 from memdex.errors import QuerySyntaxError
 from memdex.ingest.pipeline import IndexReport, index_paths
-from memdex.query.cascade import search
+from memdex.query.search import search
 from memdex.store import db
 
 from .conftest import SAMPLE, shared

@@ -13,7 +13,7 @@ from click.testing import CliRunner, Result
 
 from memdex.doors.cli import cli
 from memdex.ingest.pipeline import index_changes, index_paths
-from memdex.query.cascade import search
+from memdex.query.search import search
 from memdex.store import db
 
 from .conftest import shared

@@ -26,6 +26,9 @@ mcp = pytest.importorskip("mcp")  # a dependency of memdex: installed with it
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 from mcp.types import TextContent  # noqa: E402
 
+from memdex.doors.mcp_server import SPEC_ORDER  # noqa: E402
+from memdex.query.options import OPTIONS  # noqa: E402
+
 Call = tuple[str, dict[str, Any]]
 
 
@@ -74,26 +77,11 @@ def test_an_mcp_client_lists_the_tools_and_reads_the_instructions(sample_db: Pat
     assert out["server"] == "memdex"
     assert set(out["tools"]) == {"search_knowledge_base", "get_document", "index_status"}
     schema = out["tools"]["search_knowledge_base"].input_schema
-    assert set(schema["properties"]) == {
-        "query",
-        "mode",
-        "use_synonyms",
-        "max_results",
-        "granularity",
-        "max_tokens",
-        "output_file",
-        "retrieve_artifacts",
-        "retrieval_dir",
-        "semantic",
-        "platform",
-        "project",
-        "branch",
-        "namespace",
-        "since",
-        "until",
-        "min_relevance",
-        "fix_typos",
-    }
+    # every search option of the table, by its MCP name, and what a query can write (issue 36)
+    expected = {"query", "output_file", "retrieve_artifacts", "retrieval_dir", *(o.mcp_name for o in OPTIONS)}
+    assert set(schema["properties"]) == expected
+    assert {"use_synonyms", "max_results", "tags", "kinds", "type", "scope", "raw", "full_text"} <= expected
+    assert list(schema["properties"])[:9] == list(SPEC_ORDER)  # the spec's arguments first, in its order
     assert schema["additionalProperties"] is False and schema["required"] == ["query"]
     # the descriptions as the client sees them: dedented, not the docstrings' 8-space indent
     for tool in out["tools"].values():
@@ -226,13 +214,13 @@ ERRORS: list[tuple[Call, str, str]] = [
     (
         ("search_knowledge_base", {"query": "x", "mode": "chat"}),
         "invalid_parameter",
-        "mode: Input should be 'auto', 'search' or 'answer'",
+        "mode: Input should be 'search', 'answer' or 'auto'",
     ),
     (("search_knowledge_base", {}), "invalid_parameter", "query: Field required"),
     (
         ("search_knowledge_base", {"query": "x", "granularity": "page"}),
         "invalid_parameter",
-        "granularity: Input should be 'chat', 'doc' or 'chunk'",
+        "granularity: Input should be 'chat', 'chunk' or 'doc'",
     ),
     (("get_document", {}), "invalid_parameter", "exactly one of id or path"),
     (("get_document", {"id": 999999}), "not_found", "No document has id 999999"),

@@ -15,7 +15,7 @@ from memdex.answer.passages import pack
 from memdex.ingest.pipeline import index_paths
 from memdex.models import Hit, est_tokens
 from memdex.passages import merge, seeds
-from memdex.query.cascade import search
+from memdex.query.search import search
 
 USER = "Thanks, that sounds like a sensible plan for the next couple of weeks."
 ASSISTANT = (

@@ -17,8 +17,8 @@ from memdex.doors.batch import run_batch
 from memdex.doors.cli import cli
 from memdex.errors import InvalidParameter
 from memdex.ingest.pipeline import index_paths
-from memdex.query.cascade import search
 from memdex.query.period import relative_spans
+from memdex.query.search import search
 from memdex.query.terms import parse_query
 from memdex.query.themes import themes
 from memdex.store import db

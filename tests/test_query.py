@@ -8,7 +8,8 @@ import pytest
 
 from memdex.errors import InvalidParameter, QuerySyntaxError
 from memdex.ingest.pipeline import index_paths
-from memdex.query.cascade import Filters, search
+from memdex.query.request import Filters
+from memdex.query.search import search
 
 from .test_terms import HOSTILE
 
@@ -242,7 +243,7 @@ def test_text_that_cannot_be_encoded(sample: sqlite3.Connection) -> None:
 
 def test_a_search_reads_one_snapshot(sample: sqlite3.Connection) -> None:
     "A writer committing between a search's statements must not change what the search sees."
-    from memdex.query.cascade import snapshot
+    from memdex.query.search import snapshot
     from memdex.store import db
 
     writer = db.connect(sample.execute("PRAGMA database_list").fetchone()[2])

@@ -19,7 +19,7 @@ from click.testing import CliRunner, Result
 
 from memdex.doors.cli import cli
 from memdex.ingest.pipeline import index_known_roots, index_paths
-from memdex.query.cascade import search
+from memdex.query.search import search
 from memdex.store import db
 
 from .ingest.test_pipeline import fts_integrity

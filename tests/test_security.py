@@ -34,7 +34,7 @@ from memdex.doors.dispatch import RETRIEVE_ALL
 from memdex.doors.mcp_server import Tools
 from memdex.doors.outputs import retrieve
 from memdex.ingest.pipeline import index_paths
-from memdex.query.cascade import search
+from memdex.query.search import search
 from memdex.store import db
 from memdex.store.documents import get_document
 from memdex.store.paths import OutsideRoots

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from memdex.ingest.pipeline import index_paths
-from memdex.query.cascade import search
+from memdex.query.search import search
 from memdex.store import db
 from memdex.store.lock import WriterBusy, WriterLock, holder
 from memdex.store.status import writer_status

@@ -42,7 +42,7 @@ def test_each_query_runs_on_the_sample_corpus(sample: sqlite3.Connection, db_pat
 
 
 def test_layer_1_by_hand_ranks_as_memdex_search_does(sample: sqlite3.Connection) -> None:
-    from memdex.query.cascade import search
+    from memdex.query.search import search
 
     layer_1 = next(q for q in QUERIES if 'MATCH \'"worktre" AND "cleanup"\'' in q)
     by_hand = sample.execute(layer_1).fetchall()

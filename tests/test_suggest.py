@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from memdex.ingest.pipeline import index_paths
-from memdex.query.cascade import Filters, search
-from memdex.query.request import SearchRequest
+from memdex.query.request import Filters, SearchRequest
+from memdex.query.search import search
 from memdex.query.suggest import distance
 
 

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 from memdex.models import Hit, SearchResult
 from memdex.query import ranking
-from memdex.query.cascade import search
 from memdex.query.request import Filters, SearchRequest, as_request
+from memdex.query.search import search
 from memdex.query.terms import STOPWORDS, is_date_word, parse_query
 from memdex.query.themes import patterns_noticed
 from memdex.store import db

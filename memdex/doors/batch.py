@@ -1,6 +1,7 @@
 """Many searches in one process: JSON lines in, JSON lines out (``memdex search --batch``).
 
-Each input line is ``{"id": ..., "query": ..., <any search option>}``; each output line is
+Each input line is ``{"id": ..., "query": ..., <any search option>}`` (``query.options``: the
+names ``memdex serve`` and MCP take too); each output line is
 ``{"id": ..., "query": ..., "found": N, "results": [...]}`` (with ``period`` and ``themes``
 for a query of dates alone, such as "October"; with ``patterns_noticed`` when the line asks
 ``"patterns": true`` -- off by default here, where lines are read by programs; with ``typos``
@@ -17,10 +18,9 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from memdex.doors.dispatch import run
 from memdex.errors import MemdexError
-from memdex.query.cascade import search
-from memdex.query.request import SearchRequest
-from memdex.store.deleted import mark_hits
+from memdex.query.options import parse
 
 
 def run_batch(
@@ -49,13 +49,12 @@ def run_batch(
             continue
         try:
             given = {"patterns": False, **(defaults or {}), **item}
-            options = {k: v for k, v in given.items() if k not in ("id", "query")}
-            result = search(conn, SearchRequest.from_options(item["query"], options))
-            mark_hits(conn, result.hits)
+            asked = parse(item["query"], {k: v for k, v in given.items() if k not in ("id", "query")})
+            outcome = run(conn, asked.request, **asked.answer)
         except MemdexError as exc:
             yield {"id": item.get("id"), "error": str(exc)}
             continue
-        out = result.to_dict()
+        result, out = outcome.result, outcome.to_dict()
         reply: dict[str, Any] = {"id": item.get("id"), "query": item["query"], "found": out["found"]}
         reply["results"] = out["results"]
         if result.period is not None:  # a query of dates alone: the period listed, and its themes
@@ -63,5 +62,7 @@ def run_batch(
         if result.patterns:
             reply["patterns_noticed"] = out["patterns_noticed"]
         if result.typos:  # words no document holds: suggested, or searched instead ("fix_typos")
-            reply["typos"] = out["typos"]
+            reply.update(typos=out["typos"], searched_query=out["searched_query"])
+        if outcome.answer is not None:  # "mode": "answer" (or "auto" and a question)
+            reply["answer"] = out["answer"]
         yield reply

@@ -58,7 +58,7 @@ def match_expression(conn: sqlite3.Connection, q: str | None, with_synonyms: int
 
 
 def search_json(conn: sqlite3.Connection, q: str | None, limit: int = 10) -> str:
-    from memdex.query.cascade import search
+    from memdex.query.search import search
 
     result = search(conn, q or "", limit=max(1, min(int(limit), 100)))
     rows = []

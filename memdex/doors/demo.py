@@ -14,7 +14,7 @@ from pathlib import Path
 from memdex.answer.engine import answer
 from memdex.doors.render import answer_text, index_text, results_text
 from memdex.ingest.pipeline import index_paths
-from memdex.query.cascade import search
+from memdex.query.search import search
 from memdex.store import db
 
 SEARCHES = [

@@ -15,8 +15,8 @@ from memdex.answer import modes
 from memdex.doors.resume import attach as attach_resume
 from memdex.errors import InvalidParameter
 from memdex.models import SearchResult
-from memdex.query.cascade import search
 from memdex.query.request import SearchRequest, as_request
+from memdex.query.search import search
 
 if TYPE_CHECKING:  # answer mode's modules load only when a query asks for an answer
     from memdex.answer.claude import Settings
@@ -61,19 +61,26 @@ def run(
     use_llm: bool = True,
     llm_refine: bool = False,
     min_relevance: float | None = None,
+    model: str | None = None,
+    timeout: float | None = None,
     settings: Settings | None = None,
     **options: Any,
 ) -> Outcome:
-    """Search or answer a request; ``mode`` is search, answer or auto (from the wording).
+    """Search or answer a request; ``mode`` is search, answer or auto (from the wording). The
+    keywords are the answer options of ``query.options`` (``Asked.answer``).
 
     :param rounds: refinement rounds; default 3 in answer mode, 1 (no refinement) in search mode
     :param min_relevance: answer mode: the relevance a source needs to be sent (default 0.5)
+    :param model, timeout: Claude's, for an answer (default: $MEMDEX_MODEL, 60 s); or ``settings``
     """
     request = as_request(request, options)
     query = request.query
     chosen = modes.resolve(mode, query)
     if chosen == "answer":
+        from memdex.answer.claude import Settings
         from memdex.answer.engine import answer
+
+        settings = settings or Settings.from_env(model=model, timeout=timeout)
 
         if request.raw:
             raise InvalidParameter("--raw is for search mode: an answer searches the question's own words.")

@@ -110,92 +110,7 @@ class Tools:
             log.exception("tool failed")
             return error("internal", f"{type(exc).__name__}: {exc}")
 
-    def search_knowledge_base(
-        self,
-        query: Annotated[
-            str,
-            Field(
-                description="Keywords, or a question in plain words; dates alone "
-                "('October', 'last week') list what is dated then."
-            ),
-        ],
-        mode: Annotated[
-            Literal["auto", "search", "answer"],
-            Field(description="search: ranked results; answer: a cited answer; auto: from the wording."),
-        ] = "auto",
-        use_synonyms: Annotated[
-            bool, Field(description="Also match synonyms (cascade layers 2 and 4).")
-        ] = True,
-        max_results: Annotated[int, Field(ge=1, le=100, description="Most results (or sources).")] = 10,
-        granularity: Annotated[
-            Literal["chat", "doc", "chunk"],
-            Field(description="One result per chat or document (doc is the same), or per matching chunk."),
-        ] = "chat",
-        max_tokens: Annotated[
-            int | None,
-            Field(ge=1, description="Token budget: of results, or of source text for an answer."),
-        ] = None,
-        output_file: Annotated[
-            bool | str | None,
-            Field(
-                description="Also write the output as markdown: true, a new timestamped file in the "
-                "results folder beside the index; or a folder (a new timestamped file in it), or a "
-                ".md file that does not exist yet or that memdex wrote."
-            ),
-        ] = False,
-        retrieve_artifacts: Annotated[
-            bool,
-            Field(
-                description="Copy the files behind the results into retrieval_dir (default: a new "
-                "timestamped folder under retrieved/ beside the index)."
-            ),
-        ] = False,
-        retrieval_dir: Annotated[
-            str | None,
-            Field(description="Folder for retrieve_artifacts, outside the indexed roots."),
-        ] = None,
-        semantic: Annotated[
-            bool | None,
-            Field(description="Search by meaning too; default: when the index has vectors (memdex embed)."),
-        ] = None,
-        platform: Annotated[
-            str | None,
-            Field(description="Only chats from this platform: chatgpt, claude, gemini, claude-code, codex."),
-        ] = None,
-        project: Annotated[
-            str | None,
-            Field(
-                description="Only agent sessions run in this folder: its path, or its last part(s), "
-                "e.g. memdex."
-            ),
-        ] = None,
-        branch: Annotated[str | None, Field(description="Only agent sessions on this git branch.")] = None,
-        namespace: Annotated[
-            str | None, Field(description="Only this namespace (and those under it), e.g. decisions.")
-        ] = None,
-        since: Annotated[
-            str | None, Field(description="Only documents dated on or after YYYY[-MM[-DD]].")
-        ] = None,
-        until: Annotated[
-            str | None, Field(description="Only documents dated on or before YYYY[-MM[-DD]].")
-        ] = None,
-        min_relevance: Annotated[
-            float | None,
-            Field(
-                ge=0,
-                le=1,
-                description="Answer mode: send only sources this relevant, unless none is "
-                "(default 0.5; 0 sends every source that fits the budget).",
-            ),
-        ] = None,
-        fix_typos: Annotated[
-            bool,
-            Field(
-                description="Search the nearest indexed words in place of words no document holds "
-                "(else they are only suggested in notes and typos, unless nothing matched)."
-            ),
-        ] = False,
-    ) -> CallToolResult:
+    def search_knowledge_base(self, query: str, **arguments: Any) -> CallToolResult:
         """Search memories, notes and chat archives with memdex's four-layer cascade (topics,
         topics+synonyms, content, content+synonyms), or answer a question with citations.
 
@@ -203,50 +118,37 @@ class Tools:
         message_count, chunk_count, total_size_bytes, estimated_tokens, has_*, matching_chunks,
         condensed_path, match_layer, relevance_score, why_relevant) and memdex's own: id, path,
         location (lines or messages to read), why (structured), chunks, date_source (where its
-        date came from). A query of dates alone ("October", "May 2026", "last week",
-        "yesterday", "20 days ago", "since Monday") lists what is dated then, newest first,
-        with `themes`: the tags, topics, namespaces and platforms of that time. Every list has
-        `patterns_noticed`: what two or more of its results share. A word no document holds
-        gets a "did you mean" note and `typos` (the nearest indexed words, searched instead with
-        fix_typos, or when nothing matched). An answer has the spec's
-        AnswerWithSources fields, its details grouped by `category`, an `analysis`, and
-        `verify` (the primary path and the related ones). Read a result with
-        get_document(id, line_start, line_end)."""
+        date came from), resume (an agent session's way back in). A query of dates alone
+        ("October", "May 2026", "last week", "yesterday", "20 days ago", "since Monday") lists
+        what is dated then, newest first, with `themes`: the tags, topics, namespaces and
+        platforms of that time. Every list has `patterns_noticed`: what two or more of its
+        results share. A word no document holds gets a "did you mean" note and `typos` (the
+        nearest indexed words, searched instead with fix_typos, or when nothing matched;
+        `searched_query` says what was searched). An answer has the spec's AnswerWithSources
+        fields, its details grouped by `category`, an `analysis`, and `verify` (the primary
+        path and the related ones). Read a result with get_document(id, line_start, line_end)."""
+        arguments = {**_defaults(), **arguments}  # called from Python, as over MCP
+        output_file = arguments.pop("output_file")
+        retrieve_artifacts = arguments.pop("retrieve_artifacts")
+        retrieval_dir = arguments.pop("retrieval_dir")
 
         def work(conn: sqlite3.Connection) -> dict[str, Any]:
             from memdex.doors.dispatch import deliver, run
-            from memdex.query.request import Filters, SearchRequest
+            from memdex.query.options import parse
 
             if not self.files and (output_file or retrieve_artifacts):
                 raise InvalidParameter(
                     "this server writes no files (memdex serve over HTTP is read-only): leave out "
                     "output_file and retrieve_artifacts."
                 )
-            filters = Filters(
-                platform=platform,
-                project=project,
-                branch=branch,
-                namespace=namespace,
-                since=since,
-                until=until,
-            )
-            request = SearchRequest(
-                query,
-                limit=max_results,
-                granularity=granularity,
-                max_tokens=max_tokens,
-                use_synonyms=use_synonyms,
-                filters=filters,
-                semantic=semantic,
-                fix_typos=fix_typos,
-            )
-            outcome = run(conn, request, mode=mode, min_relevance=min_relevance)
+            asked = parse(query, arguments)
+            outcome = run(conn, asked.request, **asked.answer)
             deliver(
                 conn,
                 outcome,
                 output_file=output_file,
                 retrieve_dir=(retrieval_dir or True) if retrieve_artifacts else None,
-                max_tokens=max_tokens,
+                max_tokens=asked.request.max_tokens,
             )
             return outcome.to_dict()
 
@@ -367,10 +269,96 @@ def _validation_message(name: str, exc: ValidationError, tool: Tool) -> str:
     return "; ".join(parts)
 
 
+# The spec's arguments of search_knowledge_base come first, in its order; then the other
+# search options of the table (query.options), in its order.
+SPEC_ORDER = ("query", "mode", "use_synonyms", "max_results", "granularity", "max_tokens", "output_file",
+              "retrieve_artifacts", "retrieval_dir")  # fmt: skip
+_FILES: dict[str, tuple[Any, Any]] = {  # what a query can write: MCP's own arguments, not search options
+    "output_file": (
+        bool | str | None,
+        Field(
+            description="Also write the output as markdown: true, a new timestamped file in the "
+            "results folder beside the index; or a folder (a new timestamped file in it), or a "
+            ".md file that does not exist yet or that memdex wrote."
+        ),
+    ),
+    "retrieve_artifacts": (
+        bool,
+        Field(
+            description="Copy the files behind the results into retrieval_dir (default: a new "
+            "timestamped folder under retrieved/ beside the index)."
+        ),
+    ),
+    "retrieval_dir": (
+        str | None,
+        Field(description="Folder for retrieve_artifacts, outside the indexed roots."),
+    ),
+}
+_FILE_DEFAULTS = {"output_file": False, "retrieve_artifacts": False, "retrieval_dir": None}
+
+
+def search_signature() -> inspect.Signature:
+    "search_knowledge_base's arguments: the query, every search option of the table, the files."
+    from memdex.answer.claude import DEFAULT_MODEL
+    from memdex.query.options import OPTIONS
+
+    query = Field(
+        description="Keywords, or a question in plain words; dates alone ('October', 'last week') "
+        "list what is dated then."
+    )
+    found: dict[str, inspect.Parameter] = {
+        "query": inspect.Parameter("query", inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[str, query])
+    }
+    for o in OPTIONS:
+        base: Any = list[str] if o.kind is list else o.kind
+        if o.choices:
+            base = Literal[(*o.choices, *o.unlisted)]
+        if o.nullable:
+            base = base | None
+        bounds: dict[str, Any] = {}
+        if o.low is not None:
+            bounds["gt" if o.low_open else "ge"] = o.low
+        if (o.mcp_high or o.high) is not None:
+            bounds["le"] = o.mcp_high or o.high
+        field = Field(description=o.help.format(default_model=DEFAULT_MODEL), **bounds)
+        default = list(o.default) if o.kind is list else o.default_for_mcp
+        found[o.mcp_name] = inspect.Parameter(
+            o.mcp_name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[base, field]
+        )
+    for name, (kind, field) in _FILES.items():
+        found[name] = inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=_FILE_DEFAULTS[name],
+            annotation=Annotated[kind, field],
+        )
+    order = [*SPEC_ORDER, *(n for n in found if n not in SPEC_ORDER)]
+    return inspect.Signature([found[n] for n in order], return_annotation=CallToolResult)
+
+
+def tool_parameters(name: str) -> list[str]:
+    "The arguments a tool takes, in order (search_knowledge_base's from the option table)."
+    if name == "search_knowledge_base":
+        return list(search_signature().parameters)
+    return [p for p in inspect.signature(getattr(Tools, name)).parameters if p != "self"]
+
+
+def _defaults() -> dict[str, Any]:
+    "Each argument of search_knowledge_base (but the query) with its default."
+    signature = search_signature()
+    return {n: p.default for n, p in signature.parameters.items() if p.default is not inspect.Parameter.empty}
+
+
 def build(db_path: Path, guard: Guard = nullcontext, files: bool = True) -> MCPServer:
     "The MCP server for the index at ``db_path`` (``guard`` and ``files``: see Tools)."
     impl = Tools(db_path, guard, files)
-    functions = (impl.search_knowledge_base, impl.get_document, impl.index_status)
+
+    def search_knowledge_base(query: str, **arguments: Any) -> CallToolResult:
+        return impl.search_knowledge_base(query, **arguments)
+
+    search_knowledge_base.__doc__ = Tools.search_knowledge_base.__doc__
+    search_knowledge_base.__signature__ = search_signature()  # type: ignore[attr-defined]
+    functions = (search_knowledge_base, impl.get_document, impl.index_status)
     tools = [  # descriptions dedented: a client shows them as they come
         _strict(
             Tool.from_function(fn, description=inspect.cleandoc(fn.__doc__ or ""), structured_output=False)

@@ -1,4 +1,5 @@
-"""The four-layer search cascade, run as ranked SQL.
+"""The four-layer search cascade, run as ranked SQL: one run of the layers for one reading
+of a query (``query.search`` decides which readings run).
 
 Layers, narrow to wide, each a named query in ``schema/queries/``:
 
@@ -18,15 +19,12 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from memdex.errors import QuerySyntaxError
-from memdex.models import Hit, LayerRun, SearchResult
+from memdex.models import Hit, LayerRun
 from memdex.passages import choose
-from memdex.query import ranking, suggest, synonyms
-from memdex.query.listing import list_period
+from memdex.query import ranking, synonyms
 from memdex.query.ranking import (
     BODY_WEIGHT,
     CHUNK_CONTEXT_WEIGHT,
@@ -36,157 +34,21 @@ from memdex.query.ranking import (
     TOPIC_WEIGHT,
     bm25_params,
 )
-from memdex.query.request import Filters, SearchRequest, as_request
+from memdex.query.request import SearchRequest
 from memdex.query.results import Candidate, best_chunks, build_hits, explainer_for
-from memdex.query.terms import ParsedQuery, Term, all_of, any_of, parse_query, raw_expression
-from memdex.query.themes import patterns_noticed
+from memdex.query.terms import ParsedQuery, Term, all_of, any_of, raw_expression
 from memdex.store import db
-from memdex.store.deleted import mark_hits
 
 if TYPE_CHECKING:
     from memdex.query.meaning.passes import Near
 
-__all__ = ["Filters", "SearchRequest", "search", "snapshot"]
 
-
-def search(conn: sqlite3.Connection, request: SearchRequest | str, **options: Any) -> SearchResult:
-    """Run the cascade for a request and return ranked hits.
-
-    ``request`` is a :class:`SearchRequest`, or the query text with the request's fields as
-    keywords: ``search(conn, "deploy keys", limit=5)``.
-    """
-    request = as_request(request, options)
-    # Text that cannot be encoded (lone surrogates from undecodable arguments) must not reach
-    # SQLite as an exception: the odd characters become "?".
-    request = request.but(query=request.query.encode("utf-8", "replace").decode("utf-8"))
-    request.check()
-    with snapshot(conn):
-        result = _search(conn, request)
-        mark_hits(conn, result.hits)  # every door (Python, Datasette too) says a source is gone
-        if request.patterns:
-            result.patterns = patterns_noticed(conn, result.hits)
-    if result.semantic and result.semantic["used"]:
-        from memdex.query.meaning.passes import after_search
-
-        after_search()  # a process that keeps searching: its faster query encoder, built now
-    return result
-
-
-@contextmanager
-def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
-    """One read transaction around a search's statements, so they all see the same index: a
-    writer committing between two of them must not leave a hit without its document."""
-    if conn.in_transaction:  # the caller's own transaction is the snapshot
-        yield
-        return
-    conn.execute("BEGIN")
-    try:
-        yield
-    finally:
-        conn.execute("ROLLBACK")  # nothing was written; ends the read
-
-
-def _search(conn: sqlite3.Connection, request: SearchRequest) -> SearchResult:
-    """The words as asked; then, at most once, the nearest indexed words in place of words no
-    document holds ("did you mean": with ``fix_typos``, or when nothing matched), and only
-    when that changes the words searched. Nothing here calls itself."""
-    result, terms = _search_once(conn, request)
-    if request.raw or not terms:
-        return result
-    typos = suggest.find_typos(conn, request.query, terms)
-    if typos is None or not typos.changes_words():
-        return result
-    if request.fix_typos or result.found == 0:
-        fixed, _ = _search_once(conn, request.but(query=typos.query, fix_typos=False))
-        if request.fix_typos or fixed.found:
-            return suggest.searched_instead(typos, fixed, request)
-    return suggest.suggested(typos, result)
-
-
-def _search_once(conn: sqlite3.Connection, request: SearchRequest) -> tuple[SearchResult, list[Term]]:
-    """One search of the request's words, and the terms it searched: a listing of what is
-    dated then for a query of dates alone, else the cascade; each falls back once to the
-    dates read as words when nothing dated then matched."""
-    query, raw, filters = request.query, request.raw, request.filters
-    parsed = parse_query(query, date_words=not raw)
-    notes = [
-        f"read “{name}” as a word, not a month: write “in {name}” to search what is dated then"
-        for name in parsed.month_names
-    ]
-    if not raw and parsed.date_only:  # "October", "last week": list what is dated then
-        listed = list_period(conn, request, parsed, _filter_params(request, parsed))
-        # A relative date ("3 weeks ago") is never a word to search for: nothing dated then is
-        # the answer (the listing's note says so). A year or a month may be a word ("2019").
-        if listed.found or parsed.spans:
-            listed.notes[:0] = notes
-            return listed, []
-        notes.append(f"nothing dated {' '.join(parsed.date_words)}; searched those words as text")
-        parsed = parse_query(query, date_words=False)
-    run = _Cascade(conn, parsed, request)
-    run.notes += notes
-    if raw:
-        run.raw(query)
-    elif parsed.key_terms:
-        run.run()
-        if not run.candidates and parsed.dated:
-            # Nothing dated then matches the other words: they still say what the question is
-            # about ("what did Jon paint last week?" asked of conversations from 2023), and the
-            # date's words may be plain words after all ("earnings this year").
-            note = f"nothing dated {' '.join(parsed.date_words)}; searched those words as text"
-            parsed = parse_query(query, date_words=False)
-            run = _Cascade(conn, parsed, request)
-            run.notes += [*notes, note]
-            run.run()
-    else:
-        run.notes.append("the query has no words to search for")
-    meaning = None
-    if not raw and parsed.key_terms:
-        from memdex.query.meaning.passes import MeaningPass, meaning_pass
-
-        if run.settled():  # meaning could not change the results shown: skip its cost
-            meaning = MeaningPass(False, "not needed: enough results matched every key word")
-        else:
-            meaning = meaning_pass(conn, query, request.semantic, run.params)
-        if meaning.used and meaning.near:
-            run.fuse(meaning.near)
-        if meaning.note:
-            run.notes.append(meaning.note)
-    hits, truncated = run.hits()
-    if not hits and filters.kinds:
-        present = [r[0] for r in conn.execute(db.query("kinds_present"))]
-        unknown = [k for k in filters.kinds if k not in present]
-        if unknown:
-            run.notes.append(
-                f"no documents of kind {', '.join(unknown)} here; kinds in this index: {', '.join(present)}"
-            )
-    if not hits:  # what to try instead: filter values the index holds, a budget that fits
-        run.notes += suggest.filter_notes(conn, filters)
-        if truncated and run.ranked():
-            run.notes.append(suggest.budget_note(conn, run.ranked()[0], run.terms, request))
-    result = SearchResult(
-        query=query,
-        terms=[t.text for t in run.terms],
-        granularity=request.granularity,
-        found=run.found(),
-        documents_found=run.documents_found(),
-        found_is_total=run.exhaustive,
-        hits=hits,
-        layers=run.layers,
-        filters={**filters.to_dict(), **parsed.date_filters()},
-        truncated_by_budget=truncated,
-        notes=run.notes,
-        semantic=meaning.to_dict() if meaning else None,
-        related_words=run.related,
-    )
-    return result, run.terms
-
-
-def _filter_params(request: SearchRequest, parsed: ParsedQuery) -> dict[str, Any]:
+def filter_params(request: SearchRequest, parsed: ParsedQuery) -> dict[str, Any]:
     "The filters of the request and the query's own dates, as ``document_filter.sql`` takes them."
     return request.filters.params(parsed.years, parsed.months, parsed.window())
 
 
-class _Cascade:
+class Cascade:
     "One run of the layers for one request: candidates found so far, and what each layer did."
 
     def __init__(self, conn: sqlite3.Connection, parsed: ParsedQuery, request: SearchRequest) -> None:
@@ -195,7 +57,7 @@ class _Cascade:
         self.request = request
         self.limit = request.limit
         self.granularity = request.granularity
-        filters = _filter_params(request, parsed)
+        filters = filter_params(request, parsed)
         self.params = {**filters, **bm25_params()}
         # No filter: the layers may rank their matches before they look rows up (*_unfiltered.sql).
         self.unfiltered = all(value is None for value in filters.values())

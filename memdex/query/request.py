@@ -1,9 +1,9 @@
 """What a search asks for: one ``SearchRequest``, carried from every door to the cascade.
 
-The command line, batch lines, the MCP tool, Datasette and answer mode each build one
-request and hand it on, as llm's ``Prompt`` carries a request to its model; nobody relays
-the options one by one. :meth:`SearchRequest.from_options` reads the option names the
-outside world uses (batch lines, MCP arguments) in one place.
+The command line, batch lines, the MCP tool, ``memdex serve``, Datasette and answer mode each
+build one request and hand it on, as llm's ``Prompt`` carries a request to its model; nobody
+relays the options one by one. ``query.options`` is the table of every option by the names
+the doors use, and makes the request from them.
 """
 
 from __future__ import annotations
@@ -136,35 +136,6 @@ class SearchRequest:
         "The same request with some fields changed (another query, another limit...)."
         return replace(self, **changes)
 
-    @classmethod
-    def from_options(cls, query: str, options: dict[str, Any]) -> SearchRequest:
-        """A request from the option names of batch lines and tool arguments: ``limit``,
-        ``granularity``, ``max_tokens``, ``raw``, ``full``, ``synonyms``, ``semantic``,
-        ``patterns``, ``fix_typos``, and the filters
-        ``namespace``, ``type``, ``scope``, ``platform``, ``project``, ``branch``, ``since``,
-        ``until``, ``tag(s)``,
-        ``kind(s)``. An unknown name or a value of the wrong type is an InvalidParameter."""
-        values: dict[str, Any] = {}
-        filters = Filters()
-        for name, value in options.items():
-            if name in _OPTIONS:
-                expected = _OPTIONS[name]
-                if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-                    if not (value is None and name in ("max_tokens", "semantic")):
-                        raise InvalidParameter(f"option {name!r} must be {expected.__name__}, not {value!r}")
-                values[_RENAMED.get(name, name)] = value
-            elif name in _FILTERS:
-                if _FILTERS[name] is list:
-                    listed = value if isinstance(value, list) else [value]
-                    into = filters.tags if name.startswith("tag") else filters.kinds
-                    into.extend(str(v) for v in listed)
-                elif value is not None:
-                    setattr(filters, name, str(value))
-            else:
-                known = ", ".join(sorted([*_OPTIONS, *_FILTERS]))
-                raise InvalidParameter(f"unknown option {name!r}; known options: id, query, {known}")
-        return cls(query, filters=filters, **values)
-
 
 def _not_in_calendar(value: str) -> str:
     "What makes a date of the right shape impossible (month 13, 30 February), or ''."
@@ -186,38 +157,3 @@ def as_request(request: SearchRequest | str, options: dict[str, Any]) -> SearchR
     if isinstance(request, str):
         return SearchRequest(request, **options)
     return request.but(**options) if options else request
-
-
-def option_type(name: str) -> type | None:
-    """The type an outside option name of :meth:`SearchRequest.from_options` takes: int, bool,
-    str, or list (a filter that repeats); None for a name it does not know."""
-    return _OPTIONS.get(name) or _FILTERS.get(name)
-
-
-# option name outside -> type; the request field it sets, where its name differs
-_OPTIONS: dict[str, type] = {
-    "limit": int,
-    "granularity": str,
-    "max_tokens": int,
-    "raw": bool,
-    "full": bool,
-    "synonyms": bool,
-    "semantic": bool,
-    "patterns": bool,
-    "fix_typos": bool,
-}
-_RENAMED = {"full": "full_text", "synonyms": "use_synonyms"}
-_FILTERS: dict[str, type] = {
-    "namespace": str,
-    "type": str,
-    "scope": str,
-    "platform": str,
-    "project": str,
-    "branch": str,
-    "since": str,
-    "until": str,
-    "tag": list,
-    "tags": list,
-    "kind": list,
-    "kinds": list,
-}

@@ -1,8 +1,9 @@
 """memdex serve over HTTP: a JSON endpoint and MCP (streamable HTTP), read-only.
 
-``GET /search?q=...`` takes the command line's options by their names (``limit`` or ``n``,
-``granularity``, ``max-tokens``, ``kind``, ``tag`` (repeat them), ``since``, ``no-synonyms``,
-``semantic``, ``mode``...) and answers what ``memdex search --json`` prints, byte for byte;
+``GET /search?q=...`` takes every search option (``query.options``) by its name or its
+command-line flag (``limit`` or ``n``, ``granularity``, ``max-tokens``, ``kind``, ``tag``
+(repeat them), ``since``, ``no-synonyms``, ``semantic``, ``mode``...) and answers what
+``memdex search --json`` prints, byte for byte;
 ``GET /show?ref=...`` what ``memdex show --json`` prints; ``GET /health`` says it is up.
 ``/mcp`` is ``memdex mcp``'s server, writing no files. Errors are MCP's shape,
 ``{"error": {"type", "message", "retry"}}``, with 400, 404 or 503; 500 only for a bug.
@@ -32,10 +33,7 @@ from memdex.serve.caller import Gate
 log = logging.getLogger("memdex.serve")
 
 STATUS = {"invalid_parameter": 400, "not_found": 404, "index_not_found": 503, "database": 503, "failed": 400}
-ALIASES = {"n": "limit", "doc_type": "type", "full_text": "full"}
-NEGATED = {"no_synonyms": "synonyms", "no_semantic": "semantic", "no_llm": "llm"}
-WRITES = ("output_file", "retrieve", "retrieve_dir", "batch")
-TRUE, FALSE = ("", "1", "true", "yes", "on"), ("0", "false", "no", "off")
+WRITES = ("output_file", "retrieve", "retrieve_dir", "retrieve_artifacts", "retrieval_dir", "batch")
 
 
 @dataclass
@@ -198,15 +196,11 @@ class Endpoints:
 
     def search(self, params: list[tuple[str, str]]) -> tuple[int, bytes]:
         def work(conn: sqlite3.Connection) -> Any:
-            from memdex.answer.claude import Settings
             from memdex.doors.dispatch import run
+            from memdex.query.options import parse_text
 
-            query, options, answer = search_params(params)
-            from memdex.query.request import SearchRequest
-
-            request = SearchRequest.from_options(query, options)
-            outcome = run(conn, request, settings=Settings.from_env(), **answer)
-            return outcome.to_dict()
+            asked = parse_text(None, params, refused=WRITES)
+            return run(conn, asked.request, **asked.answer).to_dict()
 
         return self._answer(work)
 
@@ -251,52 +245,6 @@ def _json(data: Any) -> bytes:
     return (to_json(data) + "\n").encode("utf-8")
 
 
-def search_params(params: list[tuple[str, str]]) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """(query, SearchRequest.from_options options, dispatch.run's answer options) from a query
-    string in the command line's names; InvalidParameter names what is wrong."""
-    from memdex.answer.modes import MODES
-    from memdex.query.request import option_type
-
-    query: str | None = None
-    options: dict[str, Any] = {}
-    answer: dict[str, Any] = {}
-    for raw, value in params:
-        name = ALIASES.get(raw.replace("-", "_"), raw.replace("-", "_"))
-        if name in ("q", "query"):
-            query = value
-        elif name in WRITES:
-            raise InvalidParameter(f"{raw}: memdex serve is read-only over HTTP; it writes no files.")
-        elif name in NEGATED:
-            target = NEGATED[name]
-            if target == "llm":
-                answer["use_llm"] = not _flag(raw, value)
-            else:
-                options[target] = not _flag(raw, value)
-        elif name == "mode":
-            if value not in MODES:
-                raise InvalidParameter(f"mode must be one of {', '.join(MODES)}, not {value!r}.")
-            answer["mode"] = value
-        elif name == "rounds":
-            answer["rounds"] = _number(raw, value, int, 1, 3)
-        elif name == "min_relevance":
-            answer["min_relevance"] = _number(raw, value, float, 0, 1)
-        elif name == "llm_refine":
-            answer["llm_refine"] = _flag(raw, value)
-        else:
-            kind = option_type(name)
-            if kind is bool:
-                options[name] = _flag(raw, value)
-            elif kind is int:
-                options[name] = _number(raw, value, int, 1, None)
-            elif kind is list:
-                options.setdefault(name, []).append(value)
-            else:
-                options[name] = value  # a string, or a name from_options refuses by name
-    if query is None:
-        raise InvalidParameter("give the query as q, e.g. /search?q=deploy+key")
-    return query, options, answer
-
-
 def show_params(params: list[tuple[str, str]]) -> dict[str, Any]:
     "get_document's arguments from ref (or id, or path), lines (12-30, 12-, -30) and max_tokens."
     out: dict[str, Any] = {}
@@ -320,14 +268,6 @@ def show_params(params: list[tuple[str, str]]) -> dict[str, Any]:
     if "ref" not in out:
         raise InvalidParameter("give the document as ref: an id, a path or a key, as a result names it.")
     return out
-
-
-def _flag(name: str, value: str) -> bool:
-    if value.lower() in TRUE:
-        return True
-    if value.lower() in FALSE:
-        return False
-    raise InvalidParameter(f"{name} must be true or false, not {value!r}.")
 
 
 def _number(name: str, value: str, kind: type, low: float, high: float | None) -> Any:

@@ -17,8 +17,8 @@ import pytest
 
 from memdex.ingest.kinds.aider import local_stamp
 from memdex.ingest.pipeline import index_paths
-from memdex.query.cascade import search
 from memdex.query.request import SearchRequest
+from memdex.query.search import search
 from memdex.store import db
 from tests.conftest import shared
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memdex.ingest.pipeline import index_changes, index_paths
-from memdex.query.cascade import search
+from memdex.query.search import search
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from memdex.ingest.kinds.chatgpt import ChatGPTKind
 from memdex.ingest.kinds.claude import ClaudeKind
 from memdex.ingest.kinds.gemini import GeminiKind, html_text
 from memdex.ingest.pipeline import index_paths
-from memdex.query.cascade import search
+from memdex.query.search import search
 
 
 def _source(path: Path, chunk_tokens: int | None = None) -> SourceFile:

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from memdex.doors.cli import cli
 from memdex.ingest.pipeline import index_paths
-from memdex.query.cascade import search
+from memdex.query.search import search
 from memdex.store import db
 
 BROKEN = "---\ntitle: Heron survey\ndate: 2025-04-02\ntags: [birds\n---\n# Heron survey\n\nEleven grey herons at the weir.\n"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memdex.ingest.pipeline import index_paths
-from memdex.query.cascade import search
+from memdex.query.search import search
 from memdex.store import db
 
 

@@ -13,8 +13,8 @@ import pytest
 
 from memdex.ingest.kinds.claude_code import _messages
 from memdex.ingest.pipeline import index_paths
-from memdex.query.cascade import search
 from memdex.query.request import Filters, SearchRequest
+from memdex.query.search import search
 from memdex.store import db
 from tests.conftest import shared
 

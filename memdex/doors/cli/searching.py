@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -9,12 +10,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from memdex.answer.claude import DEFAULT_MODEL
-from memdex.answer.modes import MODES
 from memdex.doors.cli import Failure, cli, connect, echo_json
 from memdex.errors import MemdexError
 
 if TYPE_CHECKING:
-    from memdex.query.request import SearchRequest
+    from memdex.query.options import Asked
 
 
 class _Granularity(click.Choice):  # type: ignore[type-arg]
@@ -24,128 +24,11 @@ class _Granularity(click.Choice):  # type: ignore[type-arg]
         return super().convert("chat" if value == "doc" else value, param, ctx)
 
 
-def search_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    "Options shared by every command that searches."
-    options = [
-        click.option(
-            "-n",
-            "--limit",
-            default=10,
-            show_default=True,
-            type=click.IntRange(min=1),
-            help="Most results to show.",
-        ),
-        click.option(
-            "--granularity",
-            type=_Granularity(["chat", "chunk"]),
-            default="chat",
-            show_default=True,
-            help="One result per chat or document (doc: the same), or per matching chunk.",
-        ),
-        click.option(
-            "--max-tokens",
-            type=click.IntRange(min=1),
-            help="Stop adding results before their estimated tokens pass this budget.",
-        ),
-        click.option("--namespace", help="Only this namespace (and those under it), e.g. decisions."),
-        click.option(
-            "--tag", "tags", multiple=True, help="Only documents with this tag (repeat: all of them)."
-        ),
-        click.option(
-            "--type", "doc_type", help="Only this memory type, e.g. semantic, episodic, procedural."
-        ),
-        click.option(
-            "--scope", type=click.Choice(["user", "project"]), help="Only user or project memories."
-        ),
-        click.option("--kind", "kinds", multiple=True, help="Only this source kind (repeatable)."),
-        click.option(
-            "--platform", help="Only chats from this platform, e.g. chatgpt, claude, claude-code, codex."
-        ),
-        click.option(
-            "--project",
-            help="Only agent sessions run in this folder: its path, or its last part(s), e.g. memdex.",
-        ),
-        click.option("--branch", help="Only agent sessions on this git branch."),
-        click.option("--since", help="Only documents dated on or after YYYY[-MM[-DD]]."),
-        click.option("--until", help="Only documents dated on or before YYYY[-MM[-DD]]."),
-        click.option("--no-synonyms", is_flag=True, help="Skip layers 2 and 4 (synonym expansion)."),
-        click.option(
-            "--fix-typos",
-            is_flag=True,
-            help="Search the nearest indexed words for words no document holds (else only suggested, "
-            "unless nothing matched).",
-        ),
-        click.option(
-            "--raw", is_flag=True, help="QUERY is FTS5 syntax (AND, OR, NEAR, prefix*), used as is."
-        ),
-        click.option("--full", is_flag=True, help="Include each result's text in --json output."),
-        click.option(
-            "--semantic/--no-semantic",
-            default=None,
-            help="Search by meaning too (default: on when the index has vectors; see memdex embed).",
-        ),
-    ]
-    for option in reversed(options):
-        f = option(f)
-    return f
+def search_options(f: Callable[..., Any], leave_out: tuple[str, ...] = ()) -> Callable[..., Any]:
+    "Every search option of the table (``query.options``), then the files a query can write."
+    from memdex.query.options import OPTIONS
 
-
-def request_from(query: str, kw: dict[str, Any]) -> SearchRequest:
-    "The search request the shared options describe."
-    from memdex.query.request import Filters, SearchRequest
-
-    filters = Filters(
-        kinds=list(kw["kinds"]),
-        namespace=kw["namespace"],
-        type=kw["doc_type"],
-        scope=kw["scope"],
-        platform=kw["platform"],
-        project=kw["project"],
-        branch=kw["branch"],
-        tags=list(kw["tags"]),
-        since=kw["since"],
-        until=kw["until"],
-    )
-    return SearchRequest(
-        query,
-        limit=kw["limit"],
-        granularity=kw["granularity"],
-        max_tokens=kw["max_tokens"],
-        use_synonyms=not kw["no_synonyms"],
-        raw=kw["raw"],
-        filters=filters,
-        full_text=kw["full"],
-        semantic=kw["semantic"],
-        fix_typos=kw["fix_typos"],
-    )
-
-
-def answer_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    "Options of answer mode, refinement and the files a query can write."
-    options = [
-        click.option(
-            "--rounds",
-            type=click.IntRange(1, 3),
-            help="Search rounds, each refined from the last (default: 3 in answer mode, 1 in search mode).",
-        ),
-        click.option("--llm-refine", is_flag=True, help="Claude proposes each next round's search terms."),
-        click.option(
-            "--min-relevance",
-            type=click.FloatRange(0, 1),
-            help="Answers send only sources this relevant, unless none is (default 0.5; 0 sends all that fit).",
-        ),
-        click.option(
-            "--no-llm", is_flag=True, help="Answer extractively, without calling Claude even if a key is set."
-        ),
-        click.option(
-            "--model",
-            help=f"Claude model for answers (default: $MEMDEX_MODEL, else {DEFAULT_MODEL}).",
-        ),
-        click.option(
-            "--timeout",
-            type=click.FloatRange(min=0, min_open=True),
-            help="Seconds to wait for Claude before answering without it (default 60).",
-        ),
+    options = [_click_option(o) for o in OPTIONS if o.name not in leave_out] + [
         click.option(
             "--output-file",
             type=click.Path(),
@@ -163,17 +46,44 @@ def answer_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def _click_option(o: Any) -> Callable[..., Any]:
+    "The click option of one row of the option table: its flag, type, default and help."
+    flags = [o.short, o.cli] if o.short else [o.cli]
+    settings: dict[str, Any] = {"help": o.help.format(default_model=DEFAULT_MODEL)}
+    if o.kind is bool:
+        if "/" in o.cli:
+            settings["default"] = o.default
+        else:
+            settings.update(is_flag=True, flag_value=not o.negated, default=o.default)
+    elif o.kind is list:
+        settings["multiple"] = True
+    else:
+        settings.update(type=_click_type(o), default=o.default, show_default=o.default is not None)
+    return click.option(*flags, o.name, **settings)
+
+
+def _click_type(o: Any) -> Any:
+    if o.name == "granularity":
+        return _Granularity(list(o.choices))
+    if o.choices:
+        return click.Choice(list(o.choices))
+    if o.kind is int:
+        return click.IntRange(min=o.low, max=o.high)
+    if o.kind is float:
+        return click.FloatRange(min=o.low, max=o.high, min_open=o.low_open)
+    return None
+
+
+def asked(query: str, kw: dict[str, Any]) -> Asked:
+    "What the options of the table ask, from click's keywords (the others are the command's own)."
+    from memdex.query.options import find, parse
+
+    return parse(query, {k: v for k, v in kw.items() if find(k) is not None})
+
+
 @cli.command()
 @click.argument("query", required=False)
 @search_options
-@click.option(
-    "--mode",
-    type=click.Choice(MODES),
-    default="search",
-    show_default=True,
-    help="search: a ranked list; answer: a cited answer (memdex ask); auto: from the wording.",
-)
-@answer_options
 @click.option("--json", "as_json", is_flag=True, help="Print results as JSON.")
 @click.option("--sql", "show_sql", is_flag=True, help="Print the SQL each layer ran, ready for sqlite3.")
 @click.option(
@@ -185,7 +95,6 @@ def answer_options(f: Callable[..., Any]) -> Callable[..., Any]:
 def search(
     ctx: click.Context,
     query: str | None,
-    mode: str,
     as_json: bool,
     show_sql: bool,
     batch: Any,
@@ -214,13 +123,12 @@ def search(
         return
     if query is None:
         raise click.UsageError("Give a QUERY, or --batch FILE.")
-    _run(ctx, query, mode, as_json, show_sql, kw)
+    _run(ctx, asked(query, kw), as_json, show_sql, kw)
 
 
 @cli.command()
 @click.argument("question")
-@search_options
-@answer_options
+@functools.partial(search_options, leave_out=("mode",))
 @click.option("--json", "as_json", is_flag=True, help="Print the answer, its sources and rounds as JSON.")
 @click.pass_context
 def ask(ctx: click.Context, question: str, as_json: bool, **kw: Any) -> None:
@@ -233,26 +141,16 @@ def ask(ctx: click.Context, question: str, as_json: bool, **kw: Any) -> None:
 
         memdex ask "What problems have we had with ChatGPT?"
     """
-    _run(ctx, question, "answer", as_json, False, kw)
+    request = asked(question, kw)
+    request.answer["mode"] = "answer"
+    _run(ctx, request, as_json, False, kw)
 
 
-def _run(
-    ctx: click.Context, query: str, mode: str, as_json: bool, show_sql: bool, kw: dict[str, Any]
-) -> None:
-    from memdex.answer.claude import Settings
+def _run(ctx: click.Context, request: Asked, as_json: bool, show_sql: bool, kw: dict[str, Any]) -> None:
     from memdex.doors.dispatch import deliver, run
 
     conn = connect(ctx, create=False, readonly=True)
-    outcome = run(
-        conn,
-        request_from(query, kw),
-        mode=mode,
-        rounds=kw["rounds"],
-        use_llm=not kw["no_llm"],
-        llm_refine=kw["llm_refine"],
-        min_relevance=kw["min_relevance"],
-        settings=Settings.from_env(model=kw["model"], timeout=kw["timeout"]),
-    )
+    outcome = run(conn, request.request, **request.answer)
     if outcome.answer is not None and not outcome.answer.sources:
         raise Failure(outcome.answer.summary)
     try:

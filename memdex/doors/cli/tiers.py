@@ -207,7 +207,8 @@ def cost(
         echo_json(data) if as_json else click.echo(_summary_text(data))
         return
     if query is not None:
-        from memdex.query.cascade import Filters, search
+        from memdex.query.request import Filters
+        from memdex.query.search import search
 
         hits = search(
             connect(ctx, create=False, readonly=True), query, limit=1, filters=Filters(kinds=["serena"])
