@@ -147,7 +147,8 @@ class Hit:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        "The spec's fields first, then memdex's own (``why``, ``chunks``...), then old aliases."
+        """The one shape of a result, for every door: the spec's fields first, then memdex's own
+        (``why``, ``chunks``...)."""
         out = {
             **self.spec_fields(),
             "id": self.id,
@@ -169,10 +170,6 @@ class Hit:
             "chat": self.chat,
             "source_deleted": self.source_deleted,
             "resume": self.resume,
-            # old names, kept for one release: relevance_score, total_size_bytes, estimated_tokens
-            "relevance": self.relevance,
-            "size_bytes": self.size_bytes,
-            "est_tokens": self.est_tokens,
         }
         if self.chunk_id is not None:
             out["chunk_id"] = self.chunk_id

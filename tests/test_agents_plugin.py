@@ -13,6 +13,7 @@ import click
 import pytest
 import yaml
 
+import memdex
 from memdex.agents import PLUGIN_DIR
 from memdex.agents.setup import CLAUDE_TOOLS, TOOLS
 from memdex.doors.cli import cli
@@ -93,6 +94,7 @@ def test_the_manifests_hang_together() -> None:
     plugin = json.loads((PLUGIN_DIR / ".claude-plugin" / "plugin.json").read_text())
     assert [(p["name"], p["source"]) for p in market["plugins"]] == [("memdex", "./")]
     assert plugin["name"] == market["name"] == "memdex"  # so its id is memdex@memdex
+    assert plugin["version"] == memdex.__version__  # the package's version, written once (#36)
     assert set(plugin["userConfig"]) == {"memdex", "db"}
     servers = json.loads((PLUGIN_DIR / ".mcp.json").read_text())["mcpServers"]
     assert list(servers) == ["memdex"]  # mcp__plugin_memdex_memdex__<tool>

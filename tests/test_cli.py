@@ -56,10 +56,6 @@ RESULT_FIELDS = {
     "chat",
     "source_deleted",
     "resume",
-    # old names, kept for one release
-    "relevance",
-    "size_bytes",
-    "est_tokens",
 }
 
 
@@ -127,7 +123,7 @@ def test_search_json_fields(indexed: Path) -> None:
     result = run(indexed, "search", "Chatty", "--json")
     data = json.loads(result.stdout)
     assert data["found"] == 3 and data["showing"] == 3
-    assert data["total_tokens"] == sum(r["est_tokens"] for r in data["results"])
+    assert data["total_tokens"] == sum(r["estimated_tokens"] for r in data["results"])
     for r in data["results"]:
         assert set(r) == RESULT_FIELDS
         assert r["match_layer"] == 2

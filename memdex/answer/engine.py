@@ -117,9 +117,6 @@ class Answer:
             "timeline": self.timeline,
             "period": self.period,
             "usage": self.usage,
-            # old names, kept for one release: verification_paths, total_source_tokens
-            "paths_to_verify": self.paths_to_verify,
-            "tokens_sent": tokens,
         }
 
 

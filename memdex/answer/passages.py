@@ -86,7 +86,6 @@ class Source:
             "match_layer": h.match_layer,
             "why_relevant": h.why_relevant["summary"],
             "relevance_score": h.relevance,
-            "relevance": h.relevance,  # the old name, kept for one release
             "cited": self.cited,
             "why_cited": self.why_cited,
             "supports": self.supports,

@@ -15,7 +15,8 @@ beside it (``memdex datasette`` registers it too). On every memdex database it a
   escaped, all of them required (layers 1 and 3); ``memdex_match(q, 1)`` with each word's
   synonyms as alternatives (layers 2 and 4). ``'""'`` (matches nothing) if ``q`` has no words.
 - ``memdex_search(q)``, ``memdex_search(q, limit)`` -- the whole cascade, exactly as
-  ``memdex search`` ranks it, as a JSON array of results (``json_each`` turns it into rows).
+  ``memdex search`` ranks it, as a JSON array of results in the shape every door gives them
+  (``json_each`` turns it into rows).
 
 The functions read through a read-only connection of their own to the same file, so a
 canned query never runs memdex's statements inside Datasette's.
@@ -58,30 +59,11 @@ def match_expression(conn: sqlite3.Connection, q: str | None, with_synonyms: int
 
 
 def search_json(conn: sqlite3.Connection, q: str | None, limit: int = 10) -> str:
+    "The cascade's results for ``q`` as a JSON array, each result as every door writes it (Hit.to_dict)."
     from memdex.query.search import search
 
     result = search(conn, q or "", limit=max(1, min(int(limit), 100)))
-    rows = []
-    for rank, hit in enumerate(result.hits, 1):
-        rows.append(
-            {
-                "rank": rank,
-                "id": hit.id,
-                "title": hit.title,
-                "kind": hit.kind,
-                "namespace": hit.namespace,
-                "date": hit.date,
-                "date_source": hit.date_source,
-                "layer": hit.match_layer,
-                "relevance": hit.relevance,
-                "why": hit.why_relevant["summary"],
-                "snippet": hit.snippet,
-                "location": hit.location,
-                "est_tokens": hit.est_tokens,
-                "path": hit.path,
-            }
-        )
-    return json.dumps(rows, ensure_ascii=False)
+    return json.dumps([hit.to_dict() for hit in result.hits], ensure_ascii=False, default=str)
 
 
 def escape_fts(q: str | None) -> str:

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memdex.answer import modes
-from memdex.doors.resume import attach as attach_resume
 from memdex.errors import InvalidParameter
 from memdex.models import SearchResult
 from memdex.query.request import SearchRequest, as_request
@@ -95,21 +94,14 @@ def run(
         )
         if result.refinement is None:  # nothing to search for: an empty result says so
             empty = search(conn, request.but(query="", max_tokens=None, full_text=False))
-            return _marked(conn, Outcome(query, "answer", empty, None, result))
-        return _marked(conn, Outcome(query, "answer", result.refinement.result, result.refinement, result))
+            return Outcome(query, "answer", empty, None, result)
+        return Outcome(query, "answer", result.refinement.result, result.refinement, result)
     if (rounds or 1) > 1 and not request.raw:
         from memdex.answer.refine import refine
 
         ref = refine(conn, request, max_rounds=rounds or 1)
-        return _marked(conn, Outcome(query, "search", ref.result, ref))
-    return _marked(conn, Outcome(query, "search", search(conn, request)))
-
-
-def _marked(conn: sqlite3.Connection, outcome: Outcome) -> Outcome:
-    """Agent sessions say how to resume them: ``resume`` (``source_deleted``, a result whose
-    file was deleted and kept, is the search's own: ``cascade.search``)."""
-    attach_resume(conn, outcome.result.hits)
-    return outcome
+        return Outcome(query, "search", ref.result, ref)
+    return Outcome(query, "search", search(conn, request))
 
 
 def deliver(

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memdex.models import SearchResult
-from memdex.query import suggest
+from memdex.query import marks, suggest
 from memdex.query.cascade import Cascade, filter_params
 from memdex.query.listing import list_period
 from memdex.query.request import SearchRequest, as_request
@@ -32,7 +32,6 @@ from memdex.query.suggest import Typos
 from memdex.query.terms import Term, parse_query
 from memdex.query.themes import patterns_noticed
 from memdex.store import db
-from memdex.store.deleted import mark_hits
 
 
 def search(conn: sqlite3.Connection, request: SearchRequest | str, **options: Any) -> SearchResult:
@@ -48,7 +47,7 @@ def search(conn: sqlite3.Connection, request: SearchRequest | str, **options: An
     request.check()
     with snapshot(conn):
         result = _search(conn, request)
-        mark_hits(conn, result.hits)  # every door (Python, Datasette too) says a source is gone
+        marks.mark(conn, result.hits)  # every door: a source deleted, a session's way back in
         if request.patterns:
             result.patterns = patterns_noticed(conn, result.hits)
     if result.semantic and result.semantic["used"]:
