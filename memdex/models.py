@@ -68,7 +68,20 @@ class ParsedFile:
     documents: list[Document] = field(default_factory=list)
     links: list[IndexLink] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
-    tail: Any = None  # a session log: where reading stopped, to read on from (ingest.sessions.Tail)
+    tail: Any = None  # a session log: where reading stopped, to read on from (ingest.base.Tail)
+
+
+@dataclass
+class Candidate:
+    "A document (or, at chunk granularity, a chunk) the cascade found, before it is a Hit."
+
+    document_id: int
+    stage: int  # 1-4: all terms matched in that layer; 5: some terms, the any-term pass
+    layer: int
+    score: float  # higher is better; comparable within one stage
+    chunks: dict[int, float] = field(default_factory=dict)  # chunk id -> score
+    similarity: float | None = None  # cosine to the query, when the meaning pass found it
+    fused: float = 0.0  # score after fusing words and meaning
 
 
 @dataclass
@@ -107,7 +120,7 @@ class Hit:
     chunk_count: int = 0  # chunks the whole document has
     file_to_read: str = ""  # an archive's condensed chunk file; else empty: the source file
     # At chunk granularity in a conversation: the window of messages handed out (a
-    # memdex.passages.Window); its text, messages and tokens are what the hit reports.
+    # memdex.query.passages.Window); its text, messages and tokens are what the hit reports.
     passage: Any = None
     # When memdex noticed the document's file was deleted (its root keeps such documents:
     # ingest/departures.py); None while the file is there.

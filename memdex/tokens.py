@@ -42,6 +42,20 @@ IDENTITY = (
     f"unicode {unicodedata.unidata_version}"
 )
 
+# Words too common to search by ("what did we ... about"): a query keeps them out of its key
+# terms, related words leave them out (query.terms, query.passages.feedback, ingest.chat).
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself
+    yourselves ever anything something tell show find search list give get got there's
+    what's i'm we've let's us also please much many say said mention mentioned told""".split()
+)
+
 # A word: letters and digits; everything else separates (as FTS5's unicode61 does).
 WORD = re.compile(r"[^\W_]+")
 

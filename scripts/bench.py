@@ -534,7 +534,7 @@ def medians(samples: list[Sample]) -> dict[str, float]:
 
 def rg_pattern(query: str) -> str:
     "The words of a query as a ripgrep alternation, stopwords left out, as a grep user would."
-    from memdex.query.terms import STOPWORDS
+    from memdex.tokens import STOPWORDS
 
     words = [w for w in re.findall(r"\w+", query.lower()) if w not in STOPWORDS and len(w) > 2]
     return "|".join(words) or query

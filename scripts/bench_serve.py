@@ -41,7 +41,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import bench  # noqa: E402
 
-from memdex.serve import client  # noqa: E402
+from memdex.doors.serve import client  # noqa: E402
 
 DATA = HERE.parent.parent / "shared" / "data"
 MODEL = DATA / "models" / "all-MiniLM-L6-v2"

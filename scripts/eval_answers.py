@@ -48,8 +48,9 @@ from eval import (
 )
 
 import memdex
+from memdex.answer.answers import Answer
 from memdex.answer.claude import Settings
-from memdex.answer.engine import Answer, answer
+from memdex.answer.engine import answer
 
 CHAT_BUDGET = 2000  # tokens of passages sent, as the chat search evaluation uses
 

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from memdex.answer import engine
+from memdex.answer.answers import Answer
 from memdex.answer.claude import Settings
-from memdex.answer.engine import Answer, answer
+from memdex.answer.engine import answer
 from memdex.answer.refine import Refinement
 
 from . import messages_api as api

@@ -14,7 +14,7 @@ from memdex.query.request import Filters, SearchRequest
 
 PACKAGE = Path(memdex.__file__).parent
 REPO = PACKAGE.parent
-ROOMS = {"store", "ingest", "watch", "query", "passages", "answer", "serena", "serve", "agents", "doors"}
+ROOMS = {"store", "ingest", "watch", "query", "answer", "serena", "agents", "doors"}
 TOP_LEVEL = {"__init__", "__main__", "errors", "models", "tokens", "utils"}  # shared by every room
 
 
@@ -28,20 +28,47 @@ def _modules() -> dict[str, Path]:
     return out
 
 
-def _top_level_imports(path: Path, name: str) -> set[str]:
-    "memdex modules imported when the module loads (not inside functions, not for typing only)."
+def _imports(path: Path, name: str, modules: dict[str, Path]) -> set[str]:
+    """Every memdex module this one imports, wherever the import sits: at the top, inside a
+    function, under TYPE_CHECKING, relative or absolute (a name imported from a package that
+    is a module of its own counts as that module)."""
     found: set[str] = set()
-    tree = ast.parse(path.read_text())
-    for node in tree.body:
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            continue
-        for sub in [node] if not isinstance(node, ast.Try) else node.body:
-            if isinstance(sub, ast.ImportFrom) and sub.module and sub.module.startswith("memdex"):
-                found.add(sub.module)
-                found.update(f"{sub.module}.{a.name}" for a in sub.names)
-            elif isinstance(sub, ast.Import):
-                found.update(a.name for a in sub.names if a.name.startswith("memdex"))
-    return found
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parent, *([node.module] if node.module else [])])
+            if base.startswith("memdex"):
+                for alias in node.names:
+                    found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("memdex"))
+    return {m for m in found if m in modules and m != name}
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {name: _imports(path, name, modules) for name, path in modules.items()}
+
+
+# The rooms, lowest first, as docs/architecture.md writes them: a module imports only from
+# its own room and those below it. "shared" is the top-level modules (and the package itself).
+ORDER_LINE = re.compile(r"^Rooms, lowest first: (.+)$", re.M)
+
+
+def _room_order() -> list[str]:
+    found = ORDER_LINE.search((REPO / "docs" / "architecture.md").read_text())
+    assert found, "docs/architecture.md names the rooms in order"
+    return [r.strip(" `.") for r in found.group(1).split("→")]
+
+
+def _room(module: str) -> str:
+    parts = module.split(".")
+    if parts[1:] == ["__main__"]:
+        return "doors"  # python -m memdex: the command's door
+    return "shared" if len(parts) == 1 or parts[1] in TOP_LEVEL else parts[1]
 
 
 def test_every_module_lives_in_a_room() -> None:
@@ -49,16 +76,26 @@ def test_every_module_lives_in_a_room() -> None:
         name for name in _modules() if name.count(".") == 1 and name.split(".")[1] not in ROOMS | TOP_LEVEL
     ]
     assert strays == []
+    assert set(_room_order()) == ROOMS | {"shared"}
+
+
+def test_imports_run_one_way() -> None:
+    """No module imports from a room above its own, counting every import in the tree (issue 36:
+    previously store imported watch and serve, ingest imported query, serve the doors, and
+    159 imports inside functions went unchecked)."""
+    order = {room: n for n, room in enumerate(_room_order())}
+    upward = [
+        f"{a} -> {b}"
+        for a, targets in sorted(_graph().items())
+        for b in sorted(targets)
+        if order[_room(b)] > order[_room(a)]
+    ]
+    assert upward == []
 
 
 def test_no_import_cycles() -> None:
-    "Previously query/results.py and the cascade imported each other (issue 13)."
-    modules = _modules()
-    graph = {
-        name: {m for m in _top_level_imports(path, name) if m in modules and m != name}
-        for name, path in modules.items()
-    }
-    # a package's __init__ importing its own submodule is not a cycle worth reporting
+    "Previously query/results.py and the cascade imported each other (issue 13); every import counts."
+    graph = _graph()
     cycles: list[list[str]] = []
     state: dict[str, int] = {}
 
@@ -100,7 +137,7 @@ def test_no_weight_is_declared_outside_ranking() -> None:
     an index row's keywords; that ranks no result.)"""
     declared = {
         path.relative_to(REPO).as_posix()
-        for room in ("query", "passages", "answer")
+        for room in ("query", "answer")
         for path in (PACKAGE / room).rglob("*.py")
         if re.search(r"^[A-Z_]*WEIGHTS? = ", path.read_text(), re.M)
     }

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from memdex.doors.cli import cli
 from memdex.errors import InvalidParameter
 from memdex.ingest.pipeline import index_paths
+from memdex.query.documents import DocumentNotFound, get_document
 from memdex.query.search import search
-from memdex.store.documents import DocumentNotFound, get_document
 
 
 def test_a_result_line_range_reads_those_lines_of_the_file(sample: sqlite3.Connection) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from memdex.ingest.pipeline import index_paths
-from memdex.passages.feedback import related
 from memdex.query import ranking
+from memdex.query.passages.feedback import related
 from memdex.query.results import explainer_for
 from memdex.query.terms import parse_query
 

@@ -16,12 +16,12 @@ import pytest
 
 import memdex.ingest
 from memdex.doors.dispatch import deliver, run
+from memdex.doors.status import status
 from memdex.ingest import BUILT_IN, SOURCES, KindTraits, register, traits_of
 from memdex.ingest.kinds.note import NoteKind
 from memdex.ingest.kinds.serena import SerenaKind
 from memdex.ingest.pipeline import index_paths
-from memdex.store.documents import get_document
-from memdex.store.status import status
+from memdex.query.documents import get_document
 
 
 def test_every_kind_declares_what_its_class_says() -> None:
@@ -50,7 +50,7 @@ def test_unknown_kinds_get_the_defaults() -> None:
 def test_show_search_and_status_start_without_any_parser() -> None:
     "The registry answers by name from its declaration: no parser, no YAML, is imported."
     code = (
-        "import sys, memdex.store.documents, memdex.doors.outputs, memdex.store.status\n"
+        "import sys, memdex.query.documents, memdex.doors.outputs, memdex.doors.status\n"
         "from memdex.ingest import traits_of\n"
         "assert traits_of('serena').one_document_per_file\n"
         "print(sorted(m for m in sys.modules if m.startswith(('memdex.ingest.', 'yaml', 'frontmatter'))))\n"

@@ -658,7 +658,7 @@ def test_memdex_serve_warms_up_with_onnxruntimes_query_encoder(
 ) -> None:
     "A real server: its warm-up says which encoder its callers' queries get, before any caller"
     pytest.importorskip("onnxruntime")
-    from memdex.serve import client
+    from memdex.doors.serve import client
 
     from .test_serve import start_server, stop_server
 

@@ -1,4 +1,4 @@
-"""Conversation passages (memdex/passages/): messages ranked one by one, windows of messages
+"""Conversation passages (memdex/query/passages/): messages ranked one by one, windows of messages
 around the best, on Claude exports written under tmp_path and indexed into a real SQLite file.
 Issue 15: "cut the passage around the matching messages ... do not hand out whole chunks"."""
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from memdex.answer.passages import pack
+from memdex.answer.sources import pack
 from memdex.ingest.pipeline import index_paths
 from memdex.models import Hit, est_tokens
-from memdex.passages import merge, seeds
+from memdex.query.passages import merge, seeds
 from memdex.query.search import search
 
 USER = "Thanks, that sounds like a sensible plan for the next couple of weeks."
@@ -353,7 +353,7 @@ def test_related_words_pick_out_the_messages_of_a_chunk_found_by_its_title(
 
 
 def test_a_message_without_its_speaker_s_label() -> None:
-    from memdex.passages import Turn
+    from memdex.query.passages import Turn
 
     assert Turn(0, "user", None, "User: Step 1: check the logs.", 1, 0).said == "Step 1: check the logs."
     # a long message's later piece has no label: a colon in it is not one

@@ -28,15 +28,15 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from memdex.answer.passages import pack
+from memdex.answer.sources import pack
 from memdex.doors.cli import cli
 from memdex.doors.dispatch import RETRIEVE_ALL
 from memdex.doors.mcp_server import Tools
 from memdex.doors.outputs import retrieve
 from memdex.ingest.pipeline import index_paths
+from memdex.query.documents import get_document
 from memdex.query.search import search
 from memdex.store import db
-from memdex.store.documents import get_document
 from memdex.store.paths import OutsideRoots
 
 from . import messages_api as api

@@ -19,8 +19,8 @@ import pytest
 from click.testing import CliRunner
 
 from memdex.doors.cli import cli
+from memdex.doors.serve import client
 from memdex.ingest.pipeline import index_paths
-from memdex.serve import client
 from memdex.store import db
 
 from .conftest import SAMPLE, SAMPLE_MTIME
@@ -217,7 +217,7 @@ def test_a_caller_the_server_cannot_take_runs_in_process(served: Served) -> None
 def test_the_client_imports_neither_click_nor_sqlite_nor_numpy(served: Served) -> None:
     "The served path is the stdlib-only client: what makes a served search cheap."
     code = (
-        "import sys; from memdex.serve.client import forward; "
+        "import sys; from memdex.doors.serve.client import forward; "
         f"rc = forward(['--db', {str(served.db)!r}, 'search', 'billing']); "
         "print(rc, sorted(m for m in ('click', 'sqlite3', 'numpy', 'memdex.store', 'memdex.doors.cli') if m in sys.modules), file=sys.stderr)"
     )

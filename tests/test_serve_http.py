@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from memdex.doors.cli import cli
-from memdex.serve import client
+from memdex.doors.serve import client
 
 from .test_mcp import _session
 from .test_serve import Served, sample_index, start_server, stop_server, without_timings

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from memdex.doors.serve import client
 from memdex.ingest.pipeline import index_paths
 from memdex.query.search import search
-from memdex.serve import client
 from memdex.store import db
 
 from .test_serve import memdex, start_server, stop_server

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from memdex.doors.status import writer_status
 from memdex.ingest.pipeline import index_paths
 from memdex.query.search import search
 from memdex.store import db
 from memdex.store.lock import WriterBusy, WriterLock, holder
-from memdex.store.status import writer_status
 from memdex.watch.handoff import index_exclusive
 from memdex.watch.service import WatchService, read_state
 

@@ -13,13 +13,10 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
-from memdex.answer.passages import Source
+from memdex.answer.answers import Detail
+from memdex.answer.sources import Source
 from memdex.query.themes import themes
-
-if TYPE_CHECKING:
-    from memdex.answer.engine import Detail
 
 GROUP_FIELDS = ("namespace", "type", "platform", "kind")
 NOT_READ = "Written by memdex without a model: links between the sources, not a reading of them."
@@ -32,14 +29,6 @@ def grouped(details: Sequence[Detail]) -> list[Detail]:
     for i, d in enumerate(details):
         first.setdefault(d.category or "", i)
     return sorted(details, key=lambda d: first[d.category or ""])
-
-
-def categories(details: Sequence[Detail]) -> list[dict[str, Any]]:
-    "Each category with the numbers (1-based) of its details: ``[{'name', 'details'}]``."
-    out: dict[str, list[int]] = {}
-    for i, d in enumerate(details, 1):
-        out.setdefault(d.category or "", []).append(i)
-    return [{"name": name or None, "details": numbers} for name, numbers in out.items()]
 
 
 def group_field(sources: Sequence[Source]) -> str:

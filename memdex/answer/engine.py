@@ -19,15 +19,15 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
-from dataclasses import dataclass, field
 from typing import Any
 
 from memdex.answer import categories, citations, modes
+from memdex.answer.answers import Answer, Detail
 from memdex.answer.claude import Claude, Settings, Unavailable
 from memdex.answer.extractive import dated, extract
-from memdex.answer.passages import DEFAULT_BUDGET, Source, pack
 from memdex.answer.prompts import ANSWER_SYSTEM, ANSWER_TOOL, answer_prompt
-from memdex.answer.refine import MAX_ROUNDS, Refinement, claude_proposer, refine
+from memdex.answer.refine import MAX_ROUNDS, claude_proposer, refine
+from memdex.answer.sources import DEFAULT_BUDGET, pack
 from memdex.models import Hit
 from memdex.query import ranking
 from memdex.query.period import describe
@@ -40,84 +40,6 @@ from memdex.query.terms import ParsedQuery, parse_query
 CHUNKS_PER_SOURCE = 3
 NO_LLM = "the model was not asked (--no-llm)"
 WHY_CHARS = 120  # a source's why-cited quotes at most this much of the claim it supports
-
-
-@dataclass
-class Detail:
-    text: str
-    citations: list[int]
-    confidence: float  # 0-1: how well the cited sources support the claim
-    category: str | None = None  # the group it is shown in (None: a timeline's, in date order)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "citations": self.citations,
-            "confidence": round(self.confidence, 2),
-            "category": self.category,
-        }
-
-
-@dataclass
-class Answer:
-    question: str
-    summary: str
-    details: list[Detail]
-    caveats: list[str]
-    sources: list[Source]  # every source sent; ``cited`` marks those the answer uses
-    method: str  # claude | extractive
-    refinement: Refinement | None
-    model: str | None = None
-    reason: str | None = None  # why the answer is extractive (or why there is none)
-    timeline: bool = False
-    period: str | None = None  # a question about a period: "October", "last week (…)"
-    usage: dict[str, int] = field(default_factory=dict)
-    full_text: bool = False  # include each passage's text in to_dict()
-    analysis: str = ""  # how the findings connect
-    # who grouped the details: "the model", or the sources' field (namespace, type, platform,
-    # kind) an answer without a model used; None for a timeline, in date order
-    grouped_by: str | None = None
-
-    @property
-    def verify(self) -> dict[str, Any]:
-        """Where to check the answer: the primary path -- the best-ranked source the most
-        claims rest on -- and the related paths of every other cited passage."""
-        cited = [s for s in self.sources if s.cited]
-        if not cited:
-            return {"primary": None, "related": []}
-        top = max(cited, key=lambda s: (len(s.supports), -s.n))
-        related = [loc for s in cited for loc in s.locations if loc != top.locations[0]]
-        return {"primary": top.locations[0], "related": list(dict.fromkeys(related))}
-
-    @property
-    def paths_to_verify(self) -> list[str]:
-        "The primary path, then the related ones."
-        verify = self.verify
-        return [verify["primary"], *verify["related"]] if verify["primary"] else []
-
-    def to_dict(self) -> dict[str, Any]:
-        "The spec's ``AnswerWithSources`` fields first, then memdex's own, then old aliases."
-        tokens = sum(s.tokens for s in self.sources)
-        return {
-            "question": self.question,
-            "summary": self.summary,
-            "details": [{"n": i, **d.to_dict()} for i, d in enumerate(self.details, 1)],
-            "categories": categories.categories(self.details),
-            "analysis": self.analysis,
-            "grouped_by": self.grouped_by,
-            "caveats": " ".join(self.caveats) or None,
-            "sources": [s.to_dict(full_text=self.full_text) for s in self.sources],
-            "verification_paths": self.paths_to_verify,
-            "verify": self.verify,
-            "total_source_tokens": tokens,
-            "caveat_list": self.caveats,
-            "method": self.method,
-            "model": self.model,
-            "reason": self.reason,
-            "timeline": self.timeline,
-            "period": self.period,
-            "usage": self.usage,
-        }
 
 
 def answer(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memdex.answer import citations
-from memdex.answer.passages import Source
+from memdex.answer.sources import Source
 from memdex.query import synonyms
 from memdex.query.results import explainer_for
 from memdex.query.terms import parse_query

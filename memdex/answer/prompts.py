@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memdex.answer.passages import Source
+from memdex.answer.sources import Source
 from memdex.models import Hit
 
 ANSWER_SYSTEM = """You answer a person's question from their own notes, memories and chat archives.

@@ -36,10 +36,10 @@ from memdex.models import Hit, SearchResult
 from memdex.query import ranking
 from memdex.query.request import Filters, SearchRequest, as_request
 from memdex.query.search import search
-from memdex.query.terms import STOPWORDS, is_date_word, parse_query
+from memdex.query.terms import is_date_word, parse_query
 from memdex.query.themes import patterns_noticed
 from memdex.store import db
-from memdex.tokens import tokens, word_tokens, words
+from memdex.tokens import STOPWORDS, tokens, word_tokens, words
 from memdex.utils import Budget
 
 if TYPE_CHECKING:
@@ -216,7 +216,7 @@ def refine(
     searched = [filters.namespace or "all"]
     areas: list[str] = []  # namespaces the next round searches alone
     suggested_ever: set[str] = set()
-    # A chunk search chooses its passages within the budget (memdex.passages): an answer sends
+    # A chunk search chooses its passages within the budget (memdex.query.passages): an answer sends
     # the ones it chose. Documents are searched without one and cut to it when fused.
     budget = request.max_tokens if request.granularity == "chunk" else None
     for number in range(1, max_rounds + 1):

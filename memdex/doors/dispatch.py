@@ -18,8 +18,8 @@ from memdex.query.request import SearchRequest, as_request
 from memdex.query.search import search
 
 if TYPE_CHECKING:  # answer mode's modules load only when a query asks for an answer
+    from memdex.answer.answers import Answer
     from memdex.answer.claude import Settings
-    from memdex.answer.engine import Answer
     from memdex.answer.refine import Refinement
 
 RETRIEVE_ALL = 10**9  # search mode retrieves every result shown; its budget is --max-tokens
@@ -125,7 +125,7 @@ def deliver(
 
         output_file = str(default_folder(conn, "results")) + os.sep
     if isinstance(retrieve_dir, str) and retrieve_dir:
-        from memdex.answer.passages import pack
+        from memdex.answer.sources import pack
         from memdex.doors.outputs import retrieve
 
         if outcome.answer is not None:

@@ -10,7 +10,7 @@ import sys
 
 
 def main() -> None:
-    from memdex.serve.client import forward
+    from memdex.doors.serve.client import forward
 
     code = forward(sys.argv[1:])
     if code is not None:

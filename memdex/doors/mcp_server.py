@@ -67,7 +67,7 @@ def ok(data: dict[str, Any]) -> CallToolResult:
 
 def error_type(exc: MemdexError | sqlite3.OperationalError) -> str:
     "Which of ERRORS an expected failure is (memdex serve's JSON errors use the same types)."
-    from memdex.store.documents import DocumentNotFound
+    from memdex.query.documents import DocumentNotFound
 
     if isinstance(exc, DocumentNotFound):
         return "not_found"
@@ -180,7 +180,7 @@ class Tools:
         ref: int | str = id if id is not None else str(path)
 
         def work(conn: sqlite3.Connection) -> dict[str, Any]:
-            from memdex.store.documents import get_document
+            from memdex.query.documents import get_document
 
             return get_document(conn, ref, line_start=line_start, line_end=line_end, max_tokens=max_tokens)
 
@@ -191,7 +191,7 @@ class Tools:
         keeps it current, and the files that could not be indexed."""
 
         def work(conn: sqlite3.Connection) -> dict[str, Any]:
-            from memdex.store.status import status
+            from memdex.doors.status import status
 
             return status(conn, self.db_path)
 
@@ -211,7 +211,7 @@ def instructions(db_path: Path) -> str:
     except MemdexError as exc:
         return f"memdex has no usable index at {db_path} yet ({exc}). {use}"
     try:
-        from memdex.store.status import status
+        from memdex.doors.status import status
 
         info = status(conn, db_path)
     finally:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from memdex import __version__
-from memdex.answer.passages import Source
+from memdex.answer.sources import Source
 from memdex.doors.render import source_line
 from memdex.errors import InvalidParameter
 from memdex.ingest import traits_of

@@ -9,7 +9,7 @@ from memdex.models import Hit, SearchResult
 from memdex.query.ranking import LAYER_NAMES
 
 if TYPE_CHECKING:
-    from memdex.answer.engine import Answer
+    from memdex.answer.answers import Answer
 
 
 def to_json(data: Any) -> str:

@@ -24,7 +24,7 @@ class NothingToResume(MemdexError):
 def resume_of(conn: sqlite3.Connection, ref: int | str) -> dict[str, Any]:
     """The command that resumes the session ``ref`` names (any form `memdex show` takes), with
     the document's id, kind and title. Raises NothingToResume when there is none."""
-    from memdex.store.documents import reference
+    from memdex.query.documents import reference
 
     doc = conn.execute(db.query("document_get"), {"id": reference(conn, ref).id}).fetchone()
     command = resume_commands(conn, [doc["id"]]).get(doc["id"])

@@ -9,13 +9,10 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memdex.errors import IngestError
-from memdex.models import ParsedFile
-
-if TYPE_CHECKING:
-    from memdex.ingest.sessions import Appended, Tail
+from memdex.models import Document, ParsedFile
 
 MB = 1024 * 1024
 SNIFF_BYTES = 65536  # what ``SourceKind.sniff`` is shown: a file's head
@@ -124,6 +121,30 @@ class KindTraits:
     # The command that resumes a session of this agent (Resume), where the agent has one: in
     # results (``resume``) and `memdex show --resume`.
     resume: Resume | None = None
+
+
+# Reading a session log on from where it stopped (ingest.sessions, appendable kinds).
+@dataclass
+class Appended:
+    """The part of a session read after what was indexed: the document's fields at the new
+    end, its new chunks and their size, and where the reader stopped, with its state."""
+
+    document: Document  # chunks: the new ones only; size_bytes: what they add
+    offset: int  # in the file, after the last complete line
+    lines: int  # complete lines read in all
+    state: dict[str, Any]
+    skipped: list[tuple[str, str]]
+
+
+@dataclass
+class Tail:
+    "Where a session was read to, and how to go on: stored with the file (``file_tails``)."
+
+    offset: int
+    lines: int
+    whole_size: int  # the size when it was last read whole
+    tail_sha: str
+    state: dict[str, Any]
 
 
 class SourceKind:

@@ -5,7 +5,7 @@
   unless ``--chunk-tokens`` says otherwise); a single message longer than the bound is cut at
   blank lines. Each chunk keeps its speaker roles and message range, and where each of its
   messages starts (``messages``: index, offset, role, time), so a search can hand out the
-  messages around a match rather than the whole chunk (``memdex.passages``); none is empty.
+  messages around a match rather than the whole chunk (``memdex.query.passages``); none is empty.
 - Signals are documented heuristics over the text (see SIGNALS).
 - Topics: the title, and the conversation's most distinctive words: the words it uses most,
   counted twice when the user writes them, less stopwords and words under 4 letters. Tool
@@ -22,7 +22,7 @@ from typing import Any
 from memdex.ingest.base import MB, SNIFF_BYTES, SourceFile, SourceKind
 from memdex.ingest.markdown import cut_point
 from memdex.models import Chunk, Document
-from memdex.query.terms import STOPWORDS
+from memdex.tokens import STOPWORDS
 
 DEFAULT_CHAT_TOKENS = 350
 TOPIC_WORDS = 8

@@ -34,11 +34,11 @@ from pathlib import Path
 
 from memdex.errors import DatabaseError, IngestError, InvalidParameter, raise_errors
 from memdex.ingest import INGEST_VERSION, SOURCES, detect_root_kind, get_kind
-from memdex.ingest.base import MB, SNIFF_BYTES, SourceFile, SourceKind
+from memdex.ingest.base import MB, SNIFF_BYTES, SourceFile, SourceKind, Tail
 from memdex.ingest.departures import Arrivals, keeps
 from memdex.ingest.report import IndexReport, Skipped, root_kind
 from memdex.ingest.roots import Root, Zones, detect_scope, nested_roots, owning_root, roots_to_index
-from memdex.ingest.sessions import TAIL_BYTES, WHOLE_READ_GROWTH, Tail, WholeReadNeeded, tail_hash
+from memdex.ingest.sessions import TAIL_BYTES, WHOLE_READ_GROWTH, WholeReadNeeded, tail_hash
 from memdex.ingest.walk import Found, IgnoreList, stat_file, walk
 from memdex.ingest.writer import BATCH_FILES, WATCH_BATCH_FILES, StoredFile, Writer
 from memdex.store import db

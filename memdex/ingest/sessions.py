@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from memdex.ingest.base import MB, SourceFile, SourceKind
+from memdex.ingest.base import MB, Appended, SourceFile, SourceKind, Tail
 from memdex.ingest.chat import (
     DEFAULT_CHAT_TOKENS,
     Conversation,
@@ -166,29 +166,6 @@ class SessionReader:
             updated=self.updated,
             meta=self.meta,
         )
-
-
-@dataclass
-class Appended:
-    """The part of a session read after what was indexed: the document's fields at the new
-    end, its new chunks and their size, and where the reader stopped, with its state."""
-
-    document: Document  # chunks: the new ones only; size_bytes: what they add
-    offset: int  # in the file, after the last complete line
-    lines: int  # complete lines read in all
-    state: dict[str, Any]
-    skipped: list[tuple[str, str]]
-
-
-@dataclass
-class Tail:
-    "Where a session was read to, and how to go on: stored with the file (``file_tails``)."
-
-    offset: int
-    lines: int
-    whole_size: int  # the size when it was last read whole
-    tail_sha: str
-    state: dict[str, Any]
 
 
 def tail_hash(prefix: bytes) -> str:

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from memdex.ingest import INGEST_VERSION, SOURCES
-from memdex.ingest.sessions import Appended, Tail
+from memdex.ingest.base import Appended, Tail
 from memdex.ingest.walk import Found
 from memdex.models import Chunk, Document, ParsedFile, est_tokens
 from memdex.store import db

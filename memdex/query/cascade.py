@@ -22,9 +22,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from memdex.errors import QuerySyntaxError
-from memdex.models import Hit, LayerRun
-from memdex.passages import choose
+from memdex.models import Candidate, Hit, LayerRun
 from memdex.query import ranking, synonyms
+from memdex.query.passages import choose
 from memdex.query.ranking import (
     BODY_WEIGHT,
     CHUNK_CONTEXT_WEIGHT,
@@ -35,7 +35,7 @@ from memdex.query.ranking import (
     bm25_params,
 )
 from memdex.query.request import SearchRequest
-from memdex.query.results import Candidate, best_chunks, build_hits, explainer_for
+from memdex.query.results import best_chunks, build_hits, explainer_for
 from memdex.query.terms import ParsedQuery, Term, all_of, any_of, raw_expression
 from memdex.store import db
 

@@ -16,11 +16,11 @@ import sqlite3
 import time
 from typing import Any
 
-from memdex.models import Hit, LayerRun, SearchResult
+from memdex.models import Candidate, Hit, LayerRun, SearchResult
 from memdex.query import period
 from memdex.query.ranking import DATE_LAYER, LAYER_NAMES, PERIOD_ORDER
 from memdex.query.request import SearchRequest
-from memdex.query.results import Candidate, build_hits
+from memdex.query.results import build_hits
 from memdex.query.terms import ParsedQuery
 from memdex.query.themes import themes
 from memdex.store import db

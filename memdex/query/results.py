@@ -10,10 +10,9 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memdex.models import Hit
+from memdex.models import Candidate, Hit
 from memdex.query import ranking
 from memdex.query.explain import Explainer
 from memdex.query.terms import Term, any_of
@@ -21,20 +20,7 @@ from memdex.store import db
 from memdex.utils import Budget
 
 if TYPE_CHECKING:
-    from memdex.passages import Window
-
-
-@dataclass
-class Candidate:
-    "A document (or, at chunk granularity, a chunk) the cascade found, before it is a Hit."
-
-    document_id: int
-    stage: int  # 1-4: all terms matched in that layer; 5: some terms, the any-term pass
-    layer: int
-    score: float  # higher is better; comparable within one stage
-    chunks: dict[int, float] = field(default_factory=dict)  # chunk id -> score
-    similarity: float | None = None  # cosine to the query, when the meaning pass found it
-    fused: float = 0.0  # score after fusing words and meaning
+    from memdex.query.passages.window import Window
 
 
 MAX_MATCHING_CHUNKS = 50
@@ -136,7 +122,7 @@ def build_hits(
 ) -> tuple[list[Hit], bool]:
     """Hits for the ranked candidates, in order, until the token budget would be passed; at
     chunk granularity ``windows`` (one per candidate, or None) are the conversation passages
-    handed out in place of the candidates' chunks (``memdex.passages``). ``scores`` are the
+    handed out in place of the candidates' chunks (``memdex.query.passages``). ``scores`` are the
     scores the hits show, one per candidate (``ranking.shown_scores``); else their own."""
     if not ranked:
         return [], False

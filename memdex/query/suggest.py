@@ -28,9 +28,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from memdex.models import SearchResult
+from memdex.models import Candidate, SearchResult
 from memdex.query.request import Filters, SearchRequest
-from memdex.query.results import Candidate, build_hits
+from memdex.query.results import build_hits
 from memdex.query.terms import Term
 from memdex.store import db
 from memdex.tokens import fold, has_cjk, stem, tokens, words

@@ -19,23 +19,11 @@ from typing import Any
 
 from memdex import tokens as words_of
 from memdex.query import period
-from memdex.tokens import WORD
+from memdex.tokens import STOPWORDS, WORD
 
 POSSESSIVES = True
 MAX_TERMS = 32  # a pasted paragraph is still a query, of its 32 most useful words
 _YEAR = re.compile(r"^(19|20)\d\d$")
-
-STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers herself him himself his how i if in into is it
-    its itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself
-    yourselves ever anything something tell show find search list give get got there's
-    what's i'm we've let's us also please much many say said mention mentioned told""".split()
-)
 
 MONTHS = {
     "january": 1,

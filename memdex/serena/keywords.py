@@ -24,10 +24,9 @@ from typing import Any
 
 from memdex.ingest.markdown import split_frontmatter
 from memdex.ingest.structure import structure_of
-from memdex.query.terms import STOPWORDS
 from memdex.serena.lint import MAX_KEYWORDS, MIN_KEYWORDS, MIN_UNIQUE
 from memdex.serena.tiers import Folder, Index
-from memdex.tokens import fold, stem
+from memdex.tokens import STOPWORDS, fold, stem
 
 MIN_COUNT, MAX_COUNT = MIN_KEYWORDS, MAX_KEYWORDS  # what lint asks of a skill row
 _TERM = re.compile(r"(?<![\w.-])[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*")

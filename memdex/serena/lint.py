@@ -44,8 +44,8 @@ from typing import Any
 from memdex.errors import IngestError, InvalidParameter
 from memdex.ingest.kinds.serena import is_index_name
 from memdex.ingest.markdown import split_frontmatter
+from memdex.ingest.serena_index import Row
 from memdex.ingest.structure import lines_of, structure_of
-from memdex.serena.index_file import Row
 from memdex.serena.tiers import TOP_INDEX, Folder, Index, scan
 
 MIN_UNIQUE = 0.4

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from memdex.errors import InvalidParameter
 from memdex.ingest.kinds.serena import is_index_name, resolve_target
+from memdex.ingest.serena_index import IndexText, Row, read_index
 from memdex.ingest.walk import walk
 from memdex.models import est_tokens
-from memdex.serena.index_file import IndexText, Row, read_index
 
 TOP_INDEX = "memory-index.md"
 NOT_MEMORIES = ("readme.md", "changelog.md", "license.md", "contributing.md")

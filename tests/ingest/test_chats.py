@@ -165,7 +165,7 @@ def test_chunks_are_whole_messages_under_the_bound() -> None:
 
 
 def test_chunks_say_where_each_message_starts() -> None:
-    "Issue 15: a search cuts its passage at these offsets (memdex.passages), never mid-message."
+    "Issue 15: a search cuts its passage at these offsets (memdex.query.passages), never mid-message."
     messages = [
         Message(
             "user" if i % 2 == 0 else "assistant", f"message {i} " + "word " * 30, f"2025-01-0{1 + i // 4}"

@@ -12,8 +12,8 @@ from memdex.doors.cli import cli
 from memdex.ingest import SOURCES, traits_of
 from memdex.ingest.kinds.plain import parse_plain
 from memdex.ingest.pipeline import index_paths
+from memdex.query.documents import get_document
 from memdex.query.search import search
-from memdex.store.documents import get_document
 
 RST = """\
 ==============

@@ -8,7 +8,7 @@ import pytest
 
 from memdex.ingest.kinds.serena import parse_index
 from memdex.ingest.pipeline import index_paths
-from memdex.serena.index_file import table_cells
+from memdex.ingest.serena_index import table_cells
 
 
 def _topics(conn: sqlite3.Connection, key: str) -> list[str]:

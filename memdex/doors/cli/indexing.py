@@ -237,7 +237,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
         memdex status --json
     """
     from memdex.doors.render import status_text
-    from memdex.store.status import status as get_status
+    from memdex.doors.status import status as get_status
 
     info = get_status(connect(ctx, create=False, readonly=True), ctx.obj)
     echo_json(info) if as_json else click.echo(status_text(info))

@@ -62,7 +62,7 @@ def show(
     if resume:
         _resume(ctx, ref, as_json)
         return
-    from memdex.store.documents import get_document
+    from memdex.query.documents import get_document
 
     start, end = _lines(lines)
     doc = get_document(

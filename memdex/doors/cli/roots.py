@@ -27,7 +27,7 @@ def roots(ctx: click.Context, as_json: bool) -> None:
     if ctx.invoked_subcommand is not None:
         return
     from memdex.doors.render import roots_text
-    from memdex.store.status import list_roots
+    from memdex.doors.status import list_roots
 
     conn = connect(ctx, create=False, readonly=True)
     try:

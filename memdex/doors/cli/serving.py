@@ -156,7 +156,7 @@ def serve(
 
         memdex serve ~/.claude/mnemonic --http --port 8765
     """
-    from memdex.serve import auth
+    from memdex.doors.serve import auth
 
     token = auth.read_token(token_file) if token_file else None
     if http:
@@ -169,11 +169,11 @@ def serve(
         _install(ctx, install, roots, log_file, token_file, tls_cert, tls_key)
         return
     from memdex.doors.cli.indexing import _log_to
-    from memdex.serve.server import Server, run
+    from memdex.doors.serve.server import Server, run
 
     _log_to(log_file)
     if http and not auth.is_loopback(host) and not tls_cert:
-        logging.getLogger("memdex.serve").warning(
+        logging.getLogger("memdex.doors.serve").warning(
             "serving HTTP on %s without TLS: the token travels in clear text; give --tls-cert and "
             "--tls-key, or put a TLS proxy in front (docs/serve.md)",
             host,
@@ -186,7 +186,7 @@ def serve(
         watcher = WatchService(ctx.obj, paths, debounce=debounce, kind=kind, scope=scope)
     server = None
     if http:
-        from memdex.serve.http import HttpServer, HttpSettings
+        from memdex.doors.serve.http import HttpServer, HttpSettings
 
         server = HttpServer(ctx.obj, HttpSettings(host, port, token, tls_cert, tls_key))
     ctx.exit(run(Server(ctx.obj, watcher=watcher, http=server)))

@@ -16,8 +16,8 @@ from pathlib import Path, PurePosixPath
 
 from memdex.ingest.base import SourceFile, SourceKind
 from memdex.ingest.markdown import lines_of, read_markdown, strip_suffix
+from memdex.ingest.serena_index import read_index
 from memdex.models import IndexLink, ParsedFile
-from memdex.serena.index_file import read_index
 
 
 def is_index_name(rel_path: str) -> bool:

@@ -103,8 +103,8 @@ def writer_status(db_path: Path) -> dict[str, Any]:
 def server_status(db_path: Path) -> dict[str, Any]:
     """Whether ``memdex serve`` answers for this index now, with what it says of itself (pid,
     socket, HTTP address, requests served), else what the last one wrote before it stopped."""
-    from memdex.serve.client import ping
-    from memdex.serve.server import read_state
+    from memdex.doors.serve.client import ping
+    from memdex.doors.serve.state import read_state
 
     live = ping(str(db_path))
     return {"running": live is not None, **(live or read_state(db_path) or {})}

@@ -22,12 +22,12 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from memdex.passages import feedback
-from memdex.passages.conversation import Conversation, Unit
-from memdex.passages.feedback import Related
+from memdex.models import Candidate
 from memdex.query import ranking
 from memdex.query.explain import Explainer
-from memdex.query.results import Candidate
+from memdex.query.passages import feedback
+from memdex.query.passages.conversation import Conversation, Unit
+from memdex.query.passages.feedback import Related
 
 
 @dataclass

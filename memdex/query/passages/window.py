@@ -126,7 +126,7 @@ def show(turn: Turn, how: str) -> str:
 def seeds(window: Window) -> list[Window]:
     """The window cut back to each message it matched, with that message's context: what an
     answer re-packs under its own budget when the whole window does not fit
-    (``answer.passages``)."""
+    (``answer.sources``)."""
     if not window.matched:
         return [window]
     out = []

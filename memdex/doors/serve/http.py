@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from memdex import __version__
+from memdex.doors.serve.auth import authorized
+from memdex.doors.serve.caller import Gate
 from memdex.errors import InvalidParameter, MemdexError, raise_errors
-from memdex.serve.auth import authorized
-from memdex.serve.caller import Gate
 
-log = logging.getLogger("memdex.serve")
+log = logging.getLogger("memdex.doors.serve")
 
 STATUS = {"invalid_parameter": 400, "not_found": 404, "index_not_found": 503, "database": 503, "failed": 400}
 WRITES = ("output_file", "retrieve", "retrieve_dir", "retrieve_artifacts", "retrieval_dir", "batch")
@@ -206,7 +206,7 @@ class Endpoints:
 
     def show(self, params: list[tuple[str, str]]) -> tuple[int, bytes]:
         def work(conn: sqlite3.Connection) -> Any:
-            from memdex.store.documents import get_document
+            from memdex.query.documents import get_document
 
             return get_document(conn, **show_params(params))
 

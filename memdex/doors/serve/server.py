@@ -25,34 +25,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memdex import __version__
+from memdex.doors.serve.caller import Gate, as_caller, route_output, run_command
+from memdex.doors.serve.client import PROTOCOL, ping, socket_path
+from memdex.doors.serve.state import state_path
 from memdex.errors import IndexNotFound, MemdexError
-from memdex.serve.caller import Gate, as_caller, route_output, run_command
-from memdex.serve.client import PROTOCOL, ping, socket_path
 from memdex.utils import atomic_write, utc_stamp
 
 if TYPE_CHECKING:
-    from memdex.serve.http import HttpServer
+    from memdex.doors.serve.http import HttpServer
     from memdex.watch.service import WatchService
 
-log = logging.getLogger("memdex.serve")
+log = logging.getLogger("memdex.doors.serve")
 MAX_REQUEST = 1 << 22
 # Variables that shape what the server has loaded (the model it encodes with, the files the
 # watcher ignores): a caller whose values differ is answered in-process instead.
 PINNED_ENV = ("MEMDEX_EMBED_MODEL", "MEMDEX_IGNORE", "HF_HOME", "HF_HUB_CACHE", "HF_HUB_OFFLINE")
 WARM_QUERY = "memdex"
-
-
-def state_path(db_path: Path) -> Path:
-    return Path(f"{db_path}.serve.json")
-
-
-def read_state(db_path: Path) -> dict[str, Any] | None:
-    "What the last server of this index wrote about itself (it stays after it stops)."
-    try:
-        data = json.loads(state_path(db_path).read_text())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 class Server:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from memdex.serve.client import relevant
+from memdex.doors.serve.client import relevant
 
 
 class Gate:

@@ -12,10 +12,10 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 
-from memdex.passages.window import HEAD, TAIL, WHOLE, Turn, Window, context
+from memdex.models import Candidate
 from memdex.query import ranking
 from memdex.query.explain import Explainer
-from memdex.query.results import Candidate
+from memdex.query.passages.window import HEAD, TAIL, WHOLE, Turn, Window, context
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 Answers search chunks: the best chunks, in rank order, fill the budget, and the chunks of
 one document make one numbered source -- the number its citations use. A conversation's
-results are windows of messages (``memdex.passages``), chosen by the search under the
+results are windows of messages (``memdex.query.passages``), chosen by the search under the
 answer's own budget: each goes in whole, in rank order, merged with the windows of that
 conversation it overlaps or touches, the budget paying only for new text; a window that no
 longer fits (rounds of refinement bring more than one search's worth) is taken apart into
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memdex.models import Hit, est_tokens
-from memdex.passages import Window, merge, seeds
+from memdex.query.passages import Window, merge, seeds
 from memdex.query.results import location
 from memdex.store import db
 

@@ -13,12 +13,12 @@ import json
 import sqlite3
 from dataclasses import dataclass
 
-from memdex.passages import conversation, evidence
-from memdex.passages.conversation import Conversation, Unit
-from memdex.passages.window import Window
+from memdex.models import Candidate
 from memdex.query import ranking
 from memdex.query.explain import Explainer
-from memdex.query.results import Candidate
+from memdex.query.passages import conversation, evidence
+from memdex.query.passages.conversation import Conversation, Unit
+from memdex.query.passages.window import Window
 from memdex.store import db
 
 

@@ -12,11 +12,11 @@ chunk candidates:
 - any other chunk (a note's section) competes as one unit, scored the same way, and is handed
   out whole.
 
-``answer.passages`` re-packs the windows under an answer's own budget with ``window.seeds``
+``answer.sources`` re-packs the windows under an answer's own budget with ``window.seeds``
 and ``window.merge``.
 """
 
-from memdex.passages.choose import Pick, Picked, choose
-from memdex.passages.window import Turn, Window, merge, seeds
+from memdex.query.passages.choose import Pick, Picked, choose
+from memdex.query.passages.window import Turn, Window, merge, seeds
 
 __all__ = ["Pick", "Picked", "Turn", "Window", "choose", "merge", "seeds"]

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from memdex.query import ranking
 from memdex.query.explain import Explainer
-from memdex.query.terms import STOPWORDS, Term
-from memdex.tokens import fold, has_cjk, split_words, stem, word_tokens
+from memdex.query.terms import Term
+from memdex.tokens import STOPWORDS, fold, has_cjk, split_words, stem, word_tokens
 
 _LOOKUPS = 5  # idf is looked up for this many times FEEDBACK_TERMS of the heaviest words
 

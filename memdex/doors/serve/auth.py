@@ -15,7 +15,7 @@ from pathlib import Path
 
 from memdex.errors import InvalidParameter
 
-log = logging.getLogger("memdex.serve")
+log = logging.getLogger("memdex.doors.serve")
 MIN_TOKEN_CHARS = 16
 MAKE_ONE = "python -c 'import secrets; print(secrets.token_urlsafe(32))' > FILE"
 
