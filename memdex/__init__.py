@@ -1,12 +1,14 @@
 """memdex: local full-text search over AI agent memories, notes and chat archives.
 
-The public API, loaded on first use so that ``memdex search`` imports only what it needs::
+The public API is one object, loaded on first use so that ``memdex search`` imports only
+what it needs::
 
     import memdex
-    conn = memdex.open_index("memdex.db")
-    memdex.index_paths(conn, ["~/.claude/mnemonic"])
-    for hit in memdex.search(conn, "deploy key rotation").hits:
-        print(hit.title, hit.path)
+
+    with memdex.Index("memdex.db") as index:
+        index.index("~/.claude/mnemonic")
+        for hit in index.search("deploy key rotation").hits:
+            print(hit.title, hit.path)
 """
 
 from __future__ import annotations
@@ -18,11 +20,10 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _API = {
-    "open_index": ("memdex.store.db", "connect"),
-    "index_paths": ("memdex.ingest.pipeline", "index_paths"),
-    "search": ("memdex.query.search", "search"),
-    "Filters": ("memdex.query.request", "Filters"),
+    "Index": ("memdex.doors.api", "Index"),
+    "Engine": ("memdex.query.engine", "Engine"),
     "SearchRequest": ("memdex.query.request", "SearchRequest"),
+    "Filters": ("memdex.query.request", "Filters"),
     "MemdexError": ("memdex.errors", "MemdexError"),
 }
 

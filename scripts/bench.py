@@ -97,14 +97,12 @@ def core(corpus: Path, runs: int) -> None:
         def full_index() -> None:
             for p in Path(tmp).glob("bench.db*"):
                 p.unlink()
-            conn = memdex.open_index(db_path)
-            memdex.index_paths(conn, [corpus])
-            conn.close()
+            with memdex.Index(db_path) as idx:
+                idx.index(corpus)
 
         def rescan() -> None:
-            conn = memdex.open_index(db_path)
-            memdex.index_paths(conn, [corpus])
-            conn.close()
+            with memdex.Index(db_path) as idx:
+                idx.index(corpus)
 
         index = median_seconds(full_index, runs)
         unchanged = median_seconds(rescan, runs)
@@ -130,8 +128,9 @@ def core(corpus: Path, runs: int) -> None:
                 entry["ripgrep"] = rg_time
                 entry["ratio_memdex_to_ripgrep"] = round(cli_time["median_s"] / rg_time["median_s"], 1)
             searches[query] = entry
-        conn = memdex.open_index(db_path)
-        in_process = median_seconds(lambda: [memdex.search(conn, q) for q in QUERIES], runs)
+        idx = memdex.Index(db_path)
+        in_process = median_seconds(lambda: [idx.search(q) for q in QUERIES], runs)
+        idx.close()
         db_bytes = sum(p.stat().st_size for p in Path(tmp).glob("bench.db*"))
     result = {
         "memdex": memdex.__version__,
@@ -168,20 +167,20 @@ def chats(conversations: int) -> None:
         folder = Path(tmp) / "exports"
         files = synth.write_chats(folder, conversations)
         db_path = Path(tmp) / "chats.db"
-        conn = memdex.open_index(db_path)
+        idx = memdex.Index(db_path)
         started = time.perf_counter()
-        report = memdex.index_paths(conn, [folder])
+        report = idx.index(folder)
         seconds = time.perf_counter() - started
-        chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        found = memdex.search(conn, f"zqplant{conversations // 2}").hits
-        conn.close()
+        chunks = idx.status()["counts"]["chunks"]
+        found = idx.search(f"zqplant{conversations // 2}").hits
+        idx.close()
         click.echo(
             json.dumps(
                 {
                     "memdex": memdex.__version__,
                     "conversations": conversations,
                     "files": len(files),
-                    "documents": report.documents,
+                    "documents": report["documents"],
                     "chunks": chunks,
                     "index_seconds": round(seconds, 2),
                     "conversations_per_second": round(conversations / seconds),
@@ -199,9 +198,8 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-def _found(conn: object, token: str) -> int:
-    rows = memdex.search(conn, token, limit=500, use_synonyms=False).hits  # type: ignore[arg-type]
-    return len(rows)
+def _found(idx: memdex.Index, token: str) -> int:
+    return len(idx.search(token, limit=500, use_synonyms=False).hits)
 
 
 def _wait(predicate: Callable[[], bool], timeout: float) -> float:
@@ -241,8 +239,8 @@ def watch(corpus: Path, edits: int, burst: int) -> None:
         root = Path(tmp) / "corpus"
         shutil.copytree(corpus, root)
         db_path = Path(tmp) / "watch.db"
-        conn = memdex.open_index(db_path)
-        memdex.index_paths(conn, [root])
+        idx = memdex.Index(db_path)
+        idx.index(root)
 
         def start() -> tuple[subprocess.Popen[bytes], float]:
             started = time.perf_counter()
@@ -268,21 +266,21 @@ def watch(corpus: Path, edits: int, burst: int) -> None:
             token = f"zqedit{i:03d}marker"
             with open(target, "a", encoding="utf-8") as f:
                 f.write(f"\n{token}\n")
-            latencies.append(_wait(lambda t=token: _found(conn, t) == 1, 30))
+            latencies.append(_wait(lambda t=token: _found(idx, t) == 1, 30))
         burst_dir = root / "burst"
         burst_dir.mkdir()
         written = time.perf_counter()
         for i in range(burst):
             (burst_dir / f"b{i:04d}.md").write_text(f"# Burst {i}\n\nzqburstmarker item {i}\n")
         write_s = time.perf_counter() - written
-        burst_s = _wait(lambda: _found(conn, "zqburstmarker") == burst, 60) + write_s
+        burst_s = _wait(lambda: _found(idx, "zqburstmarker") == burst, 60) + write_s
         proc.terminate()
         proc.wait(30)
         proc, startup = start()  # nothing changed while it was off
         catch_up = (read_state(db_path) or {}).get("catch_up", {})
         proc.terminate()
         proc.wait(30)
-        conn.close()
+        idx.close()
     click.echo(
         json.dumps(
             {
@@ -372,9 +370,10 @@ def session(megabytes: float, appends: int) -> None:
         log = root / "bench-session.jsonl"
         lines = synthetic_session(log, megabytes)
         db_path = Path(tmp) / "session.db"
-        conn = memdex.open_index(db_path)
+        idx = memdex.Index(db_path)
+        conn = idx.conn
         started = time.perf_counter()
-        memdex.index_paths(conn, [root.parent])
+        idx.index(root.parent)
         whole_s = time.perf_counter() - started
         proc = subprocess.Popen([*memdex_command(), "--db", str(db_path), "watch"], stderr=subprocess.DEVNULL)
         _wait(
@@ -392,7 +391,7 @@ def session(megabytes: float, appends: int) -> None:
             with log.open("a", encoding="utf-8") as f:
                 f.write(session_line(i, parent, token))
             parent = f"live{i}"
-            found_in_process.append(_wait(lambda t=token: _found(conn, t) == 1, 60))
+            found_in_process.append(_wait(lambda t=token: _found(idx, t) == 1, 60))
 
             def cli_finds(t: str = token) -> bool:
                 out = subprocess.run(
@@ -427,7 +426,7 @@ def session(megabytes: float, appends: int) -> None:
             parent, seconds = append_and_index(2000 + i, parent)
             whole.append(seconds)
         size = log.stat().st_size
-        conn.close()
+        idx.close()
     click.echo(
         json.dumps(
             {
@@ -606,14 +605,14 @@ def scale_one(size: int, work: Path, runs: int, cli_queries: int) -> dict:
             row["ripgrep_files_listed"] = listed
         cli_rows.append(row)
 
-    conn = memdex.open_index(db_path)
+    idx = memdex.Index(db_path)
     cascade: dict[str, list[float]] = {"all": []}
     layers: dict[str, list[float]] = {}
     planted_found = 0
     for _ in range(runs):
         for q in queries:
             started = time.perf_counter()
-            result = memdex.search(conn, q["query"])
+            result = idx.search(q["query"])
             ms = (time.perf_counter() - started) * 1000
             cascade["all"].append(ms)
             cascade.setdefault(q["shape"], []).append(ms)
@@ -621,7 +620,7 @@ def scale_one(size: int, work: Path, runs: int, cli_queries: int) -> dict:
                 layers.setdefault(f"{run.layer} {run.name} ({run.mode})", []).append(run.ms)
             if q["shape"] == "planted":
                 planted_found += int(any(q["query"] in h.title for h in result.hits[:1]))
-    conn.close()
+    idx.close()
 
     def pcts(values: list[float]) -> dict[str, float]:
         return {

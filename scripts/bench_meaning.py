@@ -41,7 +41,6 @@ import bench  # noqa: E402
 import synth  # noqa: E402
 
 import memdex  # noqa: E402
-from memdex.query.meaning import passes  # noqa: E402
 from memdex.query.meaning.embed import vector_model  # noqa: E402
 from memdex.query.meaning.model import load_spec  # noqa: E402
 
@@ -73,8 +72,9 @@ def _chunk_texts(corpus: Path, count: int, tmp: Path) -> list[str]:
 
     from memdex.query.meaning.embed import passage_text
 
-    conn = memdex.open_index(tmp / "texts.db")
-    memdex.index_paths(conn, [corpus])
+    idx = memdex.Index(tmp / "texts.db")
+    idx.index(corpus)
+    conn = idx.conn
     rows = conn.execute("SELECT heading, text FROM chunks ORDER BY id").fetchall()
     conn.close()
     texts = [passage_text(r["heading"], r["text"]) for r in rows]
@@ -354,8 +354,9 @@ def synthesise(db_path: Path, notes: int, vectors: int, model: Path) -> None:
     name = vector_model(spec)
     folder = db_path.parent / "notes"
     synth.write_notes(folder, notes)
-    conn = memdex.open_index(db_path)
-    memdex.index_paths(conn, [folder])
+    idx = memdex.Index(db_path)
+    idx.index(folder)
+    conn = idx.conn
     ids = [r[0] for r in conn.execute("SELECT id FROM chunks ORDER BY id LIMIT ?", (vectors,))]
     rng = np.random.default_rng(3)
     with db.transaction(conn):
@@ -525,29 +526,30 @@ def search(
 def latency(db_path: Path, count: int, notes: int) -> None:
     """Search in this process, once all is loaded: per query (wall ms, CPU ms, meaning used, the
     meaning pass's own ms, wall ms of the same search by words alone)."""
-    conn = memdex.open_index(db_path, create=False)
+    from memdex.query.engine import RESIDENT_AFTER
+
+    # The model and the vectors loaded, and an index that stays: its query encoder moves to
+    # onnxruntime after a few searches, built on a thread of its engine; measured once it has.
+    index = memdex.Index(db_path, stays=True)
     queries = [q["query"] for q in synth.queries(notes)][:count] + QUERIES
-    # The model and the vectors loaded, and the process taken to stay: its query encoder moves
-    # to onnxruntime after a few searches (passes.RESIDENT_AFTER), built on a thread; measure
-    # once it has. A memdex without that step just searches a few more times.
-    for query in queries[: getattr(passes, "RESIDENT_AFTER", 3)]:
-        memdex.search(conn, query, semantic=True)
+    for query in queries[:RESIDENT_AFTER]:
+        index.search(query, semantic=True)
     for thread in threading.enumerate():
         if thread.name == "memdex-query-encoder":
             thread.join()
     rows = []
     for query in queries:
         started = time.perf_counter()
-        memdex.search(conn, query, semantic=False)
+        index.search(query, semantic=False)
         words_ms = (time.perf_counter() - started) * 1000
         started, cpu = time.perf_counter(), time.process_time()
-        result = memdex.search(conn, query, semantic=True)
+        result = index.search(query, semantic=True)
         wall_ms = (time.perf_counter() - started) * 1000
         cpu_ms = (time.process_time() - cpu) * 1000
         used = bool(result.semantic and result.semantic["used"])
         pass_ms = result.semantic["ms"] if used and result.semantic else 0.0
         rows.append((round(wall_ms, 2), round(cpu_ms, 2), used, round(pass_ms, 2), round(words_ms, 2)))
-    conn.close()
+    index.close()
     click.echo(json.dumps(rows))
 
 

@@ -86,13 +86,13 @@ def memdex_ranker(
     semantic: bool | None = False,
 ) -> Ranker:
     def rank(queries: list[dict]) -> list[list[str]]:
-        conn = memdex.open_index(db_path, create=False)
+        index = index_at(db_path)
         out = []
         for q in queries:
             request = memdex.SearchRequest(
                 q["query"], limit=limit, granularity=granularity, semantic=semantic
             )
-            hits = memdex.search(conn, request).hits
+            hits = index.search(request).hits
             out.append(_dedupe(key_of(h.to_dict()) for h in hits))
         return out
 
@@ -107,10 +107,11 @@ def dense_ranker(db_path: Path, key_of: Callable[[dict], str], limit: int) -> Ra
     def rank(queries: list[dict]) -> list[list[str]]:
         from memdex.store import db
 
-        conn = memdex.open_index(db_path, create=False)
+        index = index_at(db_path)
+        conn = index.conn
         out = []
         for q in queries:
-            near = meaning_pass(conn, q["query"], True, Filters().params()).near
+            near = meaning_pass(conn, q["query"], True, Filters().params(), index.engine).near
             ids = json.dumps(list(dict.fromkeys(n.document_id for n in near)))
             paths = {r["id"]: r["path"] for r in conn.execute(db.query("hit_documents"), {"ids": ids})}
             keys = _dedupe(key_of({"path": paths[n.document_id]}) for n in near)
@@ -137,19 +138,28 @@ def build(db_path: Path, roots: list[Path], model: Path | None, keep: bool) -> d
     out: dict = {}
     if not (keep and db_path.exists()):
         fresh(db_path)
-        conn = memdex.open_index(db_path)
-        out["index_seconds"] = memdex.index_paths(conn, roots).seconds
-        conn.close()
+        with memdex.Index(db_path) as index:
+            out["index_seconds"] = index.index(*roots)["seconds"]
     if model is not None:
-        from memdex.query.meaning.embed import embed, passage_encoder
-        from memdex.query.meaning.model import load_spec
-
-        conn = memdex.open_index(db_path)
-        report = embed(conn, passage_encoder(load_spec(model)))
-        chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        conn.close()
+        with memdex.Index(db_path) as index:
+            report = index.embed(str(model))
+            chunks = index.status()["counts"]["chunks"]
         out["embed"] = {**report.to_dict(), "chunks": chunks}
     return out
+
+
+# One engine for the whole run, shared by every set's index: it stays, as a program that
+# searches thousands of times does (its query encoder moves to onnxruntime after its second
+# search by meaning), and its encoders serve every set.
+ENGINE = memdex.Engine(stays=True)
+_INDEXES: dict[Path, memdex.Index] = {}
+
+
+def index_at(db_path: Path) -> memdex.Index:
+    "The set's index, one for every ranker of this run."
+    if db_path not in _INDEXES:
+        _INDEXES[db_path] = memdex.Index(db_path, engine=ENGINE)
+    return _INDEXES[db_path]
 
 
 def cli_ranker(db_path: Path, key_of: Callable[[dict], str], limit: int) -> Ranker:
@@ -404,7 +414,7 @@ def eval_chats(work: Path, split: str | None, model: Path | None, keep: bool) ->
         questions = [q for q in questions if q["split"] == split]
     db_path = work / "chats.db"
     built = build(db_path, [work / "chat-exports"], model, keep)
-    conn = memdex.open_index(db_path)
+    index = index_at(db_path)
     baseline = chat_baseline(order, texts)
 
     def chunks_by(semantic: bool) -> Callable[[str], list[Passage]]:
@@ -420,7 +430,7 @@ def eval_chats(work: Path, split: str | None, model: Path | None, keep: bool) ->
                     h.est_tokens,
                     frozenset(h.matching_chunks[0].get("window", {}).get("cut", [])),
                 )
-                for h in memdex.search(conn, request).hits
+                for h in index.search(request).hits
             ]
 
         return memdex_chunks
@@ -455,7 +465,6 @@ def eval_chats(work: Path, split: str | None, model: Path | None, keep: bool) ->
                 {"id": q["id"], "question": q["question"], "gold": q["gold"]} for q, ok in results if not ok
             ]
         out[name] = section
-    conn.close()
     return out
 
 
@@ -524,7 +533,7 @@ def eval_locomo(work: Path, split: str | None, model: Path | None, keep: bool, l
     questions = locomo_questions(split)
     db_path = work / "locomo.db"
     built = build(db_path, [LOCOMO / "chatgpt", LOCOMO / "claude"], model, keep)
-    conn = memdex.open_index(db_path)
+    index = index_at(db_path)
     baseline = turn_baseline(locomo_turns())
 
     def passages_by(semantic: bool) -> Callable[[str], list[str]]:
@@ -537,7 +546,7 @@ def eval_locomo(work: Path, split: str | None, model: Path | None, keep: bool, l
                 semantic=semantic,
                 full_text=True,
             )
-            result = memdex.search(conn, request)
+            result = index.search(request)
             if result.total_tokens > BUDGET:
                 raise AssertionError(f"{question!r}: {result.total_tokens} tokens, over the budget")
             return [h.text or "" for h in result.hits]
@@ -574,7 +583,6 @@ def eval_locomo(work: Path, split: str | None, model: Path | None, keep: bool, l
                 if s < 1
             ]
         out[name] = section
-    conn.close()
     return out
 
 
@@ -723,6 +731,9 @@ def main(
                 for ranker in section.values() if isinstance(section, dict) else []:
                     if isinstance(ranker, dict):
                         ranker.pop("misses", None)
+        for index in _INDEXES.values():
+            index.close()
+        ENGINE.close()
         click.echo(json.dumps(result, indent=2))
 
 

@@ -50,7 +50,7 @@ from eval import (
 import memdex
 from memdex.answer.answers import Answer
 from memdex.answer.claude import Settings
-from memdex.answer.engine import answer
+from memdex.answer.synthesis import answer
 
 CHAT_BUDGET = 2000  # tokens of passages sent, as the chat search evaluation uses
 
@@ -130,8 +130,9 @@ def serena(
 ) -> dict[str, Any]:
     root = DATA / "serena-memories"
     db_path = fresh(work / "serena.db")
-    conn = memdex.open_index(db_path)
-    memdex.index_paths(conn, [root])
+    idx = memdex.Index(db_path)
+    idx.index(root)
+    conn = idx.conn
     items = [json.loads(line) for line in SERENA_QUERIES.read_text().splitlines() if line.strip()]
     items = [q for q in items if not split or q["split"] == split]
 
@@ -162,8 +163,9 @@ def chats(
 ) -> dict[str, Any]:
     order = chat_exports(work / "chat-exports")
     db_path = fresh(work / "chats.db")
-    conn = memdex.open_index(db_path)
-    memdex.index_paths(conn, [work / "chat-exports"])
+    idx = memdex.Index(db_path)
+    idx.index(work / "chat-exports")
+    conn = idx.conn
     items = [
         json.loads(line) for line in (CHATS / "questions.jsonl").read_text().splitlines() if line.strip()
     ]
@@ -194,8 +196,9 @@ def locomo(
     """LoCoMo's development half (../shared/data/locomo-dev): the share of each question's gold
     turns whose whole text is inside a passage sent (whitespace collapsed, case folded)."""
     db_path = fresh(work / "locomo.db")
-    conn = memdex.open_index(db_path)
-    memdex.index_paths(conn, [LOCOMO / "chatgpt", LOCOMO / "claude"])
+    idx = memdex.Index(db_path)
+    idx.index(LOCOMO / "chatgpt", LOCOMO / "claude")
+    conn = idx.conn
     items = locomo_questions(split)
 
     def evidence(a: Answer, q: dict[str, Any]) -> float:

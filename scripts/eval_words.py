@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every word a person writes is a query that answers (issue 35), measured on ../shared/data.
 
-- ``sweep``: one-word queries through ``memdex.search`` on an index of the shared corpora
+- ``sweep``: one-word queries through ``memdex.Index.search`` on an index of the shared corpora
   (Serena memories, the chat exports and agent sessions, the mnemonic memories): words of
   the passages it holds, words held out of it (SciFact's), and the -s, -ed, -ing, -ly and
   -ment forms of both. Counts the queries that raise, and how many were answered by a typo fix.
@@ -60,12 +60,12 @@ def vocabulary(folders: list[Path], texts: tuple[str, ...] | list[str] = ()) -> 
     return dict(counts)
 
 
-def build_index(folder: Path) -> sqlite3.Connection:
-    conn = memdex.open_index(folder / "words.db")
+def build_index(folder: Path) -> memdex.Index:
+    index = memdex.Index(folder / "words.db")
     started = time.perf_counter()
-    memdex.index_paths(conn, [DATA / name for name in CORPORA])
+    index.index(*(DATA / name for name in CORPORA))
     click.echo(f"indexed the shared corpora in {time.perf_counter() - started:.1f} s", err=True)
-    return conn
+    return index
 
 
 @click.group()
@@ -85,11 +85,10 @@ def sweep(limit: int, seed: int) -> None:
     """
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory() as tmp:
-        conn = build_index(Path(tmp))
+        index = build_index(Path(tmp))
         # the words of the passages the index holds (docs/sql.md: the chunks table)
-        held = sorted(
-            vocabulary([], [text for (text,) in conn.execute("SELECT heading || ' ' || text FROM chunks")])
-        )
+        chunks = index.conn.execute("SELECT heading || ' ' || text FROM chunks")
+        held = sorted(vocabulary([], [text for (text,) in chunks]))
         with open(DATA / "scifact" / "corpus.jsonl", encoding="utf-8") as f:
             abstracts = [json.loads(line)["text"] for _, line in zip(range(2000), f, strict=False)]
         out = sorted(set(vocabulary([], abstracts)) - set(held))
@@ -109,7 +108,7 @@ def sweep(limit: int, seed: int) -> None:
         for q in queries:
             started = time.perf_counter()
             try:
-                result = memdex.search(conn, q, limit=5)
+                result = index.search(q, limit=5)
             except Exception as exc:  # the point of the sweep: count them, with what raised
                 raised.append({"query": q, "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
                 if len(raised) <= 3:
@@ -180,8 +179,8 @@ def families(wanted: int, seed: int) -> None:
             member = max(family, key=lambda w: (counts[w], w))  # the commonest form is written
             held_by[i] = member
             (notes / f"f{i:04d}.md").write_text(f"# Note {i}\n\nThe text says {member} here.\n")
-        conn = memdex.open_index(Path(tmp) / "families.db")
-        memdex.index_paths(conn, [notes])
+        index = memdex.Index(Path(tmp) / "families.db")
+        index.index(notes)
         asked = as_written = by_typo = 0
         misses = []
         for i, family in enumerate(chosen):
@@ -190,7 +189,7 @@ def families(wanted: int, seed: int) -> None:
                     continue
                 asked += 1
                 try:
-                    result = memdex.search(conn, word, limit=10)
+                    result = index.search(word, limit=10)
                 except Exception as exc:  # counted: a search that raises found nothing
                     misses.append({"held": held_by[i], "asked": word, "raised": type(exc).__name__})
                     continue
@@ -254,11 +253,11 @@ def cjk() -> None:
         notes.mkdir()
         for name, text in CJK_NOTES.items():
             (notes / name).write_text(text, encoding="utf-8")
-        conn = memdex.open_index(Path(tmp) / "cjk.db")
-        memdex.index_paths(conn, [notes])
+        index = memdex.Index(Path(tmp) / "cjk.db")
+        index.index(notes)
         rows = []
         for query, want in CJK_QUERIES.items():
-            result = memdex.search(conn, query, limit=3)
+            result = index.search(query, limit=3)
             first = Path(result.hits[0].path).name if result.hits else None
             rows.append({"query": query, "want": want, "first": first, "typos": result.typos is not None})
     found = sum(r["first"] == r["want"] for r in rows)

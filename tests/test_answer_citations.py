@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from memdex.answer import engine
+from memdex.answer import synthesis
 from memdex.answer.answers import Answer
 from memdex.answer.claude import Settings
-from memdex.answer.engine import answer
 from memdex.answer.refine import Refinement
+from memdex.answer.synthesis import answer
 
 from . import messages_api as api
 from .messages_api import KEY, serving
@@ -59,7 +59,7 @@ def test_every_citation_of_100_answers_resolves(
     # first's rounds instead of running them again: they were most of this test's time, and
     # what the rounds found is the same either way (the refinement is deterministic).
     rounds: dict[str, Refinement] = {}
-    real_refine = engine.refine
+    real_refine = synthesis.refine
 
     def refine_once(conn: sqlite3.Connection, request: Any, **options: Any) -> Refinement:
         key = repr((request, sorted(options.items())))
@@ -67,7 +67,7 @@ def test_every_citation_of_100_answers_resolves(
             rounds[key] = real_refine(conn, request, **options)
         return copy.deepcopy(rounds[key])
 
-    monkeypatch.setattr(engine, "refine", refine_once)
+    monkeypatch.setattr(synthesis, "refine", refine_once)
     totals = {"claude": 0, "extractive": 0, "dropped": 0}
     with serving() as server:
         server.script.extend([reply] * len(questions))

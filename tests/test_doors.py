@@ -1,7 +1,7 @@
 """Every door asks the same way and gets the same hits (issue 36).
 
 Previously ``resume`` was filled by the command line and MCP alone (not by ``--batch``,
-Datasette, the demo or ``memdex.search``), batch marked deleted sources a second time, and the
+Datasette, the demo or ``memdex.search``, now ``memdex.Index``), batch marked deleted sources a second time, and the
 Datasette plugin wrote a third JSON shape for a result. Now one search makes every hit, marks
 and all (``query.marks``), and one serializer writes it (``Hit.to_dict``)."""
 
@@ -19,6 +19,8 @@ from click.testing import CliRunner
 import memdex
 from memdex.doors.cli import cli
 from memdex.doors.mcp_server import Tools
+from memdex.ingest.pipeline import index_paths
+from memdex.store import db
 
 from .conftest import shared
 
@@ -31,7 +33,7 @@ def world(sample: sqlite3.Connection, db_path: Path, tmp_path: Path) -> Path:
     "The sample corpus and a real Claude Code session (which resumes), indexed."
     sessions = tmp_path / "projects"
     shutil.copytree(shared("chats", "claude-code", "chiphuyen-sniffly"), sessions / "chip")
-    memdex.index_paths(sample, [sessions])
+    index_paths(sample, [sessions])
     return db_path
 
 
@@ -49,8 +51,8 @@ def test_the_command_line_a_batch_mcp_and_python_give_the_same_results(world: Pa
         QUERY, mode="search", max_results=5, use_synonyms=False, patterns=False
     )
     by_mcp = json.loads(mcp.content[0].text)  # type: ignore[union-attr]
-    conn = memdex.open_index(world, readonly=True)
-    by_python = [h.to_dict() for h in memdex.search(conn, QUERY, **OPTIONS).hits]
+    with memdex.Index(world) as index:
+        by_python = [h.to_dict() for h in index.search(QUERY, **OPTIONS).hits]
     assert by_cli["results"], "the query finds something"
     assert any(r["resume"] for r in by_cli["results"]), "a session among them says how to resume it"
     assert by_batch["results"] == by_cli["results"] == by_mcp["results"] == json.loads(json.dumps(by_python))
@@ -59,6 +61,6 @@ def test_the_command_line_a_batch_mcp_and_python_give_the_same_results(world: Pa
 def test_datasette_writes_a_result_as_every_door_does(world: Path) -> None:
     from memdex.doors.datasette_plugin import search_json
 
-    conn = memdex.open_index(world, readonly=True)
+    conn = db.connect(world, readonly=True)
     by_cli = json.loads(_cli(world, "search", QUERY, "--json"))["results"]
     assert json.loads(search_json(conn, QUERY, 10)) == by_cli

@@ -17,29 +17,32 @@ import pytest
 import memdex.ingest
 from memdex.doors.dispatch import deliver, run
 from memdex.doors.status import status
-from memdex.ingest import BUILT_IN, SOURCES, KindTraits, register, traits_of
+from memdex.ingest import BUILT_IN, KindTraits, register, sources, traits_of
 from memdex.ingest.kinds.note import NoteKind
 from memdex.ingest.kinds.serena import SerenaKind
 from memdex.ingest.pipeline import index_paths
 from memdex.query.documents import get_document
 
 
-def test_every_kind_declares_what_its_class_says() -> None:
-    assert list(SOURCES) == list(BUILT_IN)  # registration order is the declaration's
-    for name, kind in SOURCES.items():
+def test_every_built_in_kind_has_the_traits_the_registry_declares() -> None:
+    "Declared once, in BUILT_IN (issue 36: previously on the class too, and checked to agree)."
+    assert list(sources()) == list(BUILT_IN)  # registration order is the declaration's
+    for name, kind in sources().items():
         assert traits_of(name) == kind.traits() == BUILT_IN[name][1], name
-    whole = {name for name, kind in SOURCES.items() if kind.one_document_per_file}
+    whole = {name for name, kind in sources().items() if kind.traits().one_document_per_file}
     assert whole == {"memory", "note", "serena", "text"}
-    assert SOURCES["serena"].root_counts == ("serena_orphans",)
+    assert sources()["serena"].traits().root_counts == ("serena_orphans",)
+    resumed = {name for name, kind in sources().items() if kind.traits().resume is not None}
+    assert resumed == {"claude-code", "codex", "gemini-cli", "copilot-cli", "opencode", "aider"}
 
 
-def test_a_kind_that_disagrees_with_its_declaration_is_refused_when_loaded(
+def test_a_kind_module_that_names_another_kind_is_refused_when_loaded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(memdex.ingest, "_loaded", None)  # as in a fresh process
-    monkeypatch.setitem(BUILT_IN, "note", ("memdex.ingest.kinds.note:NoteKind", KindTraits()))
-    with pytest.raises(TypeError, match=r"NoteKind is 'note' with .*one_document_per_file=True.*make them"):
-        memdex.ingest.register(NoteKind())
+    monkeypatch.setitem(BUILT_IN, "note", ("memdex.ingest.kinds.memory:MemoryKind", KindTraits()))
+    with pytest.raises(TypeError, match=r"MemoryKind is 'memory', but BUILT_IN names it 'note'"):
+        memdex.ingest.sources()
 
 
 def test_unknown_kinds_get_the_defaults() -> None:
@@ -75,7 +78,7 @@ class WholeText(NoteKind):
 @pytest.fixture
 def plugin_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for kind in (PlainText(), WholeText()):
-        monkeypatch.setitem(SOURCES, kind.name, kind)
+        monkeypatch.setitem(sources(), kind.name, kind)
     root = tmp_path / "plugin"
     root.mkdir()
     (root / "a.md").write_text("# Avocet\n\nWaders with upturned bills.\n")
@@ -116,7 +119,7 @@ def test_status_adds_the_counts_a_roots_kind_names(
         name = "counted-notes"
         root_counts = ("serena_orphans",)
 
-    monkeypatch.setitem(SOURCES, CountedNotes.name, CountedNotes())
+    monkeypatch.setitem(sources(), CountedNotes.name, CountedNotes())
     (sample_copy / "serena" / "stray.md").write_text("# Stray\n\nNo index row points here.\n")
     index_paths(conn, [sample_copy / "serena", sample_copy / "notes"])
     index_paths(conn, [sample_copy / "memories"], kind="counted-notes")
@@ -139,11 +142,15 @@ def test_a_forced_serena_root_gets_its_counts_too(
 
 def test_a_registered_kind_comes_after_the_built_in_ones_with_its_own_traits() -> None:
     class Later(SerenaKind):
+        "A plugin reads as Serena does, and declares its traits on its class."
+
         name = "later"
+        one_document_per_file = True
+        root_counts = ("serena_orphans",)
 
     register(Later())
     try:
-        assert list(SOURCES) == [*BUILT_IN, "later"]
-        assert traits_of("later") == SOURCES["serena"].traits()  # a subclass inherits them
+        assert list(sources()) == [*BUILT_IN, "later"]
+        assert traits_of("later") == sources()["serena"].traits()
     finally:
-        del SOURCES["later"]
+        del sources()["later"]

@@ -14,7 +14,6 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from click.testing import CliRunner
@@ -23,13 +22,14 @@ pytest.importorskip("numpy")
 pytest.importorskip("tokenizers")
 pytest.importorskip("safetensors")
 
-from memdex import search  # noqa: E402
 from memdex.doors.cli import cli  # noqa: E402
 from memdex.ingest.pipeline import index_paths  # noqa: E402
+from memdex.query.engine import Engine  # noqa: E402
 from memdex.query.meaning.embed import DEFAULT_COVERAGE, embed, missing, passage_encoder  # noqa: E402
 from memdex.query.meaning.embed import vector_model as coverage_model  # noqa: E402
 from memdex.query.meaning.encoder import Encoder  # noqa: E402
 from memdex.query.meaning.model import load_spec  # noqa: E402
+from memdex.query.search import search  # noqa: E402
 from memdex.store import db  # noqa: E402
 
 from .conftest import search_in_a_new_process, shared  # noqa: E402
@@ -342,26 +342,29 @@ def _outage_chunks(conn: sqlite3.Connection) -> list[int]:
     ]
 
 
-def _found_by_meaning(conn: sqlite3.Connection, query: str = PARAPHRASE) -> list[int]:
+def _found_by_meaning(
+    conn: sqlite3.Connection, query: str = PARAPHRASE, engine: Engine | None = None
+) -> list[int]:
+    """The chunks a meaning pass finds, with ``engine``'s matrix and encoder; without one, a new
+    engine's, as a new process finds them."""
     from memdex.query.meaning.passes import meaning_pass
     from memdex.query.request import Filters
 
-    found = meaning_pass(conn, query, True, Filters().params())
+    found = meaning_pass(conn, query, True, Filters().params(), engine or Engine())
     assert found.used, found.reason
     return [n.chunk_id for n in found.near]
 
 
-def _matrix_of(conn: sqlite3.Connection) -> object:
-    from memdex.query.meaning.passes import current_model
-    from memdex.query.meaning.vectors import matrix
+def _matrix_of(conn: sqlite3.Connection, engine: Engine | None = None) -> object:
+    from memdex.query.meaning import current_model
 
     row = current_model(conn)
-    return matrix(conn, row["name"], row["dim"])
+    return (engine or Engine()).matrix(conn, row["name"], row["dim"])
 
 
 def _file_state(conn: sqlite3.Connection) -> str:
+    from memdex.query.meaning import current_model
     from memdex.query.meaning.matrix import file_state
-    from memdex.query.meaning.passes import current_model
     from memdex.query.meaning.vectors import current_version, matrix_path
 
     path = matrix_path(conn)
@@ -372,12 +375,9 @@ def _file_state(conn: sqlite3.Connection) -> str:
 def test_embed_writes_the_matrix_file_and_a_new_process_maps_it(
     sample: sqlite3.Connection, db_path: Path, encoder: Encoder
 ) -> None:
-    from memdex.query.meaning.vectors import forget
-
     report = embed(sample, encoder)
     assert report.matrix == "written" and _file_state(sample) == "current"
-    forget(sample)  # as a new process finds it
-    loaded = _matrix_of(sample)
+    loaded = _matrix_of(sample)  # a new engine's, as a new process finds it
     assert loaded.source == "file"  # type: ignore[attr-defined]
     assert _found_by_meaning(sample)[0] in _outage_chunks(sample)
     assert embed(sample, encoder).matrix == "current"  # nothing changed: nothing rewritten
@@ -391,9 +391,10 @@ def np_equal(a: object, b: object) -> bool:
 
 def test_a_stale_matrix_file_is_never_used(embedded: sqlite3.Connection, db_path: Path) -> None:
     "The file was made before the outage's vectors were removed: a search must not find them."
-    from memdex.query.meaning.vectors import forget, matrix_path
+    from memdex.query.meaning.vectors import matrix_path
 
-    assert _found_by_meaning(embedded)[0] in _outage_chunks(embedded)  # and writes the file
+    engine = Engine()  # this process's
+    assert _found_by_meaning(embedded, engine=engine)[0] in _outage_chunks(embedded)  # and writes the file
     path = matrix_path(embedded)
     assert path is not None and _file_state(embedded) == "current"
     stale = path.read_bytes()
@@ -407,15 +408,15 @@ def test_a_stale_matrix_file_is_never_used(embedded: sqlite3.Connection, db_path
     assert path.read_bytes() == stale and _file_state(embedded) == "stale"
     for fresh in (False, True):  # this process's matrix, and a new process's
         if fresh:
-            forget(embedded)
+            engine = Engine()
             path.write_bytes(stale)
-        assert not set(_found_by_meaning(embedded)) & set(_outage_chunks(embedded))
+        assert not set(_found_by_meaning(embedded, engine=engine)) & set(_outage_chunks(embedded))
     assert _file_state(embedded) == "current"  # the search wrote it again
     # Made from the stale file's rows and the index's changes: as if read anew from the index.
-    from memdex.query.meaning.passes import current_model
+    from memdex.query.meaning import current_model
     from memdex.query.meaning.vectors import load
 
-    anew, made = load(embedded, current_model(embedded)["name"], 384), _matrix_of(embedded)
+    anew, made = load(embedded, current_model(embedded)["name"], 384), _matrix_of(embedded, engine)
     for name in ("vectors", "factors", "starts", "chunk_ids", "document_ids", "keys"):
         assert np_equal(getattr(made, name), getattr(anew, name)), name
 
@@ -423,14 +424,13 @@ def test_a_stale_matrix_file_is_never_used(embedded: sqlite3.Connection, db_path
 def test_a_missing_or_corrupt_matrix_file_is_read_again_from_the_index(
     embedded: sqlite3.Connection, db_path: Path
 ) -> None:
-    from memdex.query.meaning.vectors import forget, matrix_path
+    from memdex.query.meaning.vectors import matrix_path
 
     want = _found_by_meaning(embedded)
     path = matrix_path(embedded)
     assert path is not None
     whole = path.read_bytes()
     for damage in (b"", whole[:-7], whole[:100] + b"\xff" * (len(whole) - 100), None):
-        forget(embedded)
         if damage is None:
             path.unlink()
         else:
@@ -438,7 +438,7 @@ def test_a_missing_or_corrupt_matrix_file_is_read_again_from_the_index(
         assert _found_by_meaning(embedded) == want
         assert path.read_bytes() == whole  # written again, the same
     # Its header whole, its body not: the writer's check reads all of it, not the header alone.
-    from memdex.query.meaning.passes import current_model
+    from memdex.query.meaning import current_model
     from memdex.query.meaning.vectors import refresh
 
     path.write_bytes(whole[:-1024] + b"\xff" * 1024)  # the chunk ids among them: all -1
@@ -495,13 +495,14 @@ def test_filters_choose_among_all_the_vectors_not_the_nearest_few(
     monkeypatch.setattr(ranking, "MEANING_DEPTH", 3)
     assert "memory" not in [kind[c] for c in everything[:3]]  # a filter after would keep none
     memories = [c for c in everything if kind[c] == "memory"][:3]
-    found = meaning_pass(embedded, query, True, Filters(kinds=["memory"]).params())
+    engine = Engine()
+    found = meaning_pass(embedded, query, True, Filters(kinds=["memory"]).params(), engine)
     assert [n.chunk_id for n in found.near] == memories and len(memories) >= 2
     # Asked again, the documents the filter allows are the connection's already.
     statements: list[str] = []
     embedded.set_trace_callback(statements.append)
     try:
-        again = meaning_pass(embedded, query, True, Filters(kinds=["memory"]).params())
+        again = meaning_pass(embedded, query, True, Filters(kinds=["memory"]).params(), engine)
     finally:
         embedded.set_trace_callback(None)
     assert [n.chunk_id for n in again.near] == memories
@@ -557,16 +558,11 @@ def test_vectors_made_at_fp32_are_searched_with_an_fp32_query(
 
 
 @pytest.fixture
-def fresh_passes(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    "The meaning pass's module with no query encoder loaded yet (onnxruntime installed)"
+def staying() -> Iterator[Engine]:
+    "An engine that stays (as memdex serve's, an MCP session's), onnxruntime installed; closed after"
     pytest.importorskip("onnxruntime")
-    from memdex.query.meaning import passes
-
-    monkeypatch.setattr(passes, "_encoders", {})
-    monkeypatch.setattr(passes, "_searches", {})
-    monkeypatch.setattr(passes, "_building", set())
-    monkeypatch.setattr(passes, "_due", [])
-    return passes
+    with Engine(stays=True) as engine:
+        yield engine
 
 
 def _builders() -> list[threading.Thread]:
@@ -574,23 +570,24 @@ def _builders() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == "memdex-query-encoder"]
 
 
-def test_a_process_that_stays_moves_its_query_encoder_to_onnxruntime(
-    embedded: sqlite3.Connection, fresh_passes: ModuleType
+def test_an_engine_that_stays_moves_its_query_encoder_to_onnxruntime(
+    embedded: sqlite3.Connection, staying: Engine
 ) -> None:
-    "After its second search a process encodes queries with onnxruntime, built on a thread; same nearest chunks"
+    "After its second search an engine that stays encodes queries with onnxruntime, built on its thread; same nearest chunks"
+    from memdex.query.engine import RESIDENT_AFTER
+    from memdex.query.meaning.passes import meaning_pass
     from memdex.query.request import Filters
 
-    passes = fresh_passes
-    numpy_pass = passes.meaning_pass(embedded, PARAPHRASE, True, Filters().params())
-    assert [e.backend for e in passes._encoders.values()] == ["numpy"]
-    for _ in range(passes.RESIDENT_AFTER - 1):
-        passes.meaning_pass(embedded, PARAPHRASE, True, Filters().params())
+    numpy_pass = meaning_pass(embedded, PARAPHRASE, True, Filters().params(), staying)
+    assert staying.backends() == ["numpy"]
+    for _ in range(RESIDENT_AFTER - 1):
+        meaning_pass(embedded, PARAPHRASE, True, Filters().params(), staying)
     assert not _builders()
-    passes.after_search()  # what a search does when it is done (cascade.search)
+    staying.after_search()  # what a search does when it is done (query.search)
     (builder,) = _builders()
     builder.join(timeout=60)
-    assert [e.backend for e in passes._encoders.values()] == ["onnx"]
-    onnx_pass = passes.meaning_pass(embedded, PARAPHRASE, True, Filters().params())
+    assert staying.backends() == ["onnx"]
+    onnx_pass = meaning_pass(embedded, PARAPHRASE, True, Filters().params(), staying)
     # The same arithmetic; at int8 fp32's own small differences (LayerNorm, GELU) tip a few
     # roundings the other way (test_encoder_int8: cosine between backends above 0.99).
     theirs = {n.chunk_id: n.similarity for n in numpy_pass.near}
@@ -599,57 +596,98 @@ def test_a_process_that_stays_moves_its_query_encoder_to_onnxruntime(
     for ours in onnx_pass.near:
         assert ours.chunk_id not in theirs or abs(ours.similarity - theirs[ours.chunk_id]) < 0.01
     assert not _builders()  # built once
-    passes.meaning_pass(embedded, PARAPHRASE, True, Filters().params())
+    meaning_pass(embedded, PARAPHRASE, True, Filters().params(), staying)
+    staying.after_search()
     assert not _builders()
 
 
 def test_the_build_starts_once_when_a_pass_is_done_never_in_the_search(
-    embedded: sqlite3.Connection, fresh_passes: ModuleType
+    embedded: sqlite3.Connection, staying: Engine
 ) -> None:
     "Asking for the encoder never builds it (it did, 0.2 s inside that search); searches ending at once build one"
+    from memdex.query.engine import RESIDENT_AFTER
+    from memdex.query.meaning import current_model, model_path
     from memdex.query.meaning.model import precision_of
 
-    passes = fresh_passes
-    row = passes.current_model(embedded)
-    key = (passes.model_path(row["source"]), precision_of(row["name"]))
-    for _ in range(passes.RESIDENT_AFTER + 1):
-        assert passes.query_encoder(*key).backend == "numpy"
+    row = current_model(embedded)
+    key = (model_path(row["source"]), precision_of(row["name"]))
+    for _ in range(RESIDENT_AFTER + 1):
+        assert staying.encoder(*key).backend == "numpy"
     assert not _builders()
-    passes._after_pass(key)
-    passes._after_pass(key)  # a server's two searches, done together
+    staying.searched(*key)
+    staying.searched(*key)  # a server's two searches, done together
     assert not _builders()  # not inside the search: when it is done
-    passes.after_search()
-    passes.after_search()
+    staying.after_search()
+    staying.after_search()
     (builder,) = _builders()
     builder.join(timeout=60)
-    assert [e.backend for e in passes._encoders.values()] == ["onnx"]
+    assert staying.backends() == ["onnx"]
 
 
-def test_a_search_builds_it_when_it_is_done(embedded: sqlite3.Connection, fresh_passes: ModuleType) -> None:
-    "Through memdex.search: the RESIDENT_AFTER-th search returns, then the build runs"
-    for _ in range(fresh_passes.RESIDENT_AFTER - 1):
+def test_a_search_builds_it_when_it_is_done(embedded: sqlite3.Connection, staying: Engine) -> None:
+    "Through the search: the RESIDENT_AFTER-th search returns, then the build runs on the engine's thread"
+    from memdex.query.engine import RESIDENT_AFTER
+
+    for _ in range(RESIDENT_AFTER - 1):
+        assert search(embedded, PARAPHRASE, staying, semantic=True).semantic["used"]
+        assert not _builders()
+    assert search(embedded, PARAPHRASE, staying, semantic=True).semantic["used"]
+    staying.close()  # waits for the build it started
+    assert not _builders()
+
+
+def test_an_engine_that_does_not_stay_starts_no_thread(embedded: sqlite3.Connection) -> None:
+    """Issue 36: previously the second search by meaning of any process (memdex.search in a
+    user's script) started a thread the script then waited for at its exit. An Index, as a
+    search with no engine, keeps to numpy and starts none."""
+    import memdex
+
+    with memdex.Index(db.path_of(embedded)) as index:
+        for _ in range(4):
+            assert index.search(PARAPHRASE, semantic=True).semantic["used"]
+            assert not _builders()
+        assert index.engine.backends() == ["numpy"]
+    for _ in range(3):
         assert search(embedded, PARAPHRASE, semantic=True).semantic["used"]
-        assert not _builders() and not fresh_passes._building
-    assert search(embedded, PARAPHRASE, semantic=True).semantic["used"]
-    for builder in _builders():  # (or built already)
-        builder.join(timeout=60)
-    assert [e.backend for e in fresh_passes._encoders.values()] == ["onnx"]
+    assert not _builders()
 
 
-def test_a_process_that_says_it_stays_encodes_on_onnxruntime_from_its_first_search(
-    embedded: sqlite3.Connection, fresh_passes: ModuleType
+@pytest.mark.slow
+def test_a_script_that_searches_by_meaning_three_times_exits_with_no_thread_left(
+    embedded: sqlite3.Connection, db_path: Path
 ) -> None:
-    "passes.stay (memdex serve's warm-up): the encoder built now, on this thread; no build later"
+    "The Done-means of issue 36, as a user's script: three searches, then the threads alive at its end."
+    embedded.close()
+    script = "\n".join(
+        [
+            "import sys, threading, memdex",
+            f"index = memdex.Index({str(db_path)!r})",
+            f"used = [index.search({PARAPHRASE!r}, semantic=True).semantic['used'] for _ in range(3)]",
+            "index.close()",
+            "print(used, [t.name for t in threading.enumerate() if t is not threading.main_thread()])",
+        ]
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[True, True, True] []"
+
+
+def test_an_engine_warmed_up_encodes_on_onnxruntime_from_its_first_search(
+    embedded: sqlite3.Connection, staying: Engine
+) -> None:
+    "Engine.warm (memdex serve's warm-up): the encoder built now, on this thread; no build later"
+    from memdex.query.engine import RESIDENT_AFTER
+    from memdex.query.meaning.passes import meaning_pass
     from memdex.query.request import Filters
 
-    passes = fresh_passes
-    assert passes.stay(embedded) == "onnx"
-    assert [e.backend for e in passes._encoders.values()] == ["onnx"]
-    for _ in range(passes.RESIDENT_AFTER + 1):
-        found = passes.meaning_pass(embedded, PARAPHRASE, True, Filters().params())
+    assert staying.warm(embedded) == "onnx"
+    assert staying.backends() == ["onnx"]
+    for _ in range(RESIDENT_AFTER + 1):
+        found = meaning_pass(embedded, PARAPHRASE, True, Filters().params(), staying)
         assert found.used and found.near
+        staying.after_search()
         assert not _builders()
-    assert [e.backend for e in passes._encoders.values()] == ["onnx"]
+    assert staying.backends() == ["onnx"]
 
 
 @pytest.mark.slow
@@ -672,11 +710,11 @@ def test_memdex_serve_warms_up_with_onnxruntimes_query_encoder(
         assert stop_server(served) == 0, served.log.read_text()
 
 
-def test_stay_is_nothing_where_meaning_cannot_run(sample: sqlite3.Connection) -> None:
+def test_warming_up_is_nothing_where_meaning_cannot_run(sample: sqlite3.Connection) -> None:
     "An index without vectors: no encoder loaded, and the searches say why as before"
-    from memdex.query.meaning import passes
-
-    assert passes.stay(sample) is None
+    with Engine(stays=True) as engine:
+        assert engine.warm(sample) is None
+        assert engine.backends() == []
 
 
 def test_a_cli_search_with_meaning_loads_neither_tokenizers_nor_onnxruntime(
@@ -694,14 +732,14 @@ def test_a_cli_search_with_meaning_loads_neither_tokenizers_nor_onnxruntime(
 
 
 def test_a_tokenizer_gone_bad_under_a_loaded_encoder_turns_meaning_off(
-    embedded: sqlite3.Connection, fresh_passes: ModuleType, monkeypatch: pytest.MonkeyPatch
+    embedded: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     "Text the quick path leaves to `tokenizers`, whose file no longer reads: words answer, with a note"
-    passes = fresh_passes
-    search(embedded, PARAPHRASE)  # the encoder loaded, `tokenizers` not
-    (encoder,) = passes._encoders.values()
+    engine = Engine()
+    search(embedded, PARAPHRASE, engine)  # the encoder loaded, `tokenizers` not
+    (encoder,) = engine._encoders.values()
     monkeypatch.setattr(type(encoder.spec), "tokenizer_file", property(lambda spec: spec.path / "gone.json"))
-    result = search(embedded, "naïve café outage", semantic=True)  # not ASCII: `tokenizers` is needed
+    result = search(embedded, "naïve café outage", engine, semantic=True)  # not ASCII: `tokenizers` is needed
     assert result.semantic is not None and not result.semantic["used"]
     assert "gone.json" in result.semantic["reason"]
     assert any(note.startswith("meaning off: Cannot read model file") for note in result.notes)

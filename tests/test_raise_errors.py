@@ -19,7 +19,7 @@ import anyio
 import pytest
 
 from memdex.errors import raise_errors
-from memdex.ingest import SOURCES
+from memdex.ingest import sources
 from memdex.ingest.base import SourceFile
 from memdex.ingest.kinds.note import NoteKind
 from memdex.ingest.pipeline import index_paths
@@ -81,7 +81,7 @@ def boom_root(tmp_path: Path) -> Path:
 def test_a_parser_bug_propagates_from_index_paths(
     conn: sqlite3.Connection, boom_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(SOURCES, BuggyParser.name, BuggyParser())
+    monkeypatch.setitem(sources(), BuggyParser.name, BuggyParser())
     (boom_root / "x.boom").write_text("boom")
     with pytest.raises(ZeroDivisionError, match=r"a parser bug reading x\.boom"):
         index_paths(conn, [boom_root])
@@ -91,7 +91,7 @@ def test_a_parser_bug_propagates_from_index_paths(
 def test_without_the_variable_a_parser_bug_is_recorded_and_skipped(
     conn: sqlite3.Connection, boom_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(SOURCES, BuggyParser.name, BuggyParser())
+    monkeypatch.setitem(sources(), BuggyParser.name, BuggyParser())
     monkeypatch.setenv("MEMDEX_RAISE_ERRORS", "0")
     (boom_root / "x.boom").write_text("boom")
     report = index_paths(conn, [boom_root])
@@ -191,7 +191,7 @@ def watched_boom(db_path: Path, boom_root: Path, monkeypatch: pytest.MonkeyPatch
     conn = db.connect(db_path)
     index_paths(conn, [boom_root])
     conn.close()
-    monkeypatch.setitem(SOURCES, BuggySniff.name, BuggySniff())
+    monkeypatch.setitem(sources(), BuggySniff.name, BuggySniff())
     return boom_root
 
 

@@ -92,6 +92,7 @@ def _garden_index(folder: Path, db_path: Path) -> sqlite3.Connection:
 
 @pytest.mark.slow
 def test_a_fact_deep_in_a_long_chunk_is_found_with_whole_coverage(spec: ModelSpec, tmp_path: Path) -> None:
+    from memdex.query.engine import Engine
     from memdex.query.meaning.passes import meaning_pass
     from memdex.query.request import Filters
 
@@ -106,7 +107,7 @@ def test_a_fact_deep_in_a_long_chunk_is_found_with_whole_coverage(spec: ModelSpe
         windows = len(stored) // spec.dim
         assert windows == 1 if coverage == "first" else windows > 3
         assert report.windows == report.embedded - 1 + windows
-        near = meaning_pass(conn, QUERY, True, Filters().params()).near
+        near = meaning_pass(conn, QUERY, True, Filters().params(), Engine()).near
         similarity[coverage] = next((n.similarity for n in near if n.chunk_id == garden), 0.0)
         if coverage == "whole":
             assert near[0].chunk_id == garden

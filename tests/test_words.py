@@ -23,7 +23,7 @@ from click.testing import CliRunner
 import memdex
 from memdex.doors.cli import cli
 from memdex.query import search as searching
-from memdex.store import db
+from memdex.query.search import search
 
 from .test_serve import start_server, stop_server
 from .test_serve_http import get
@@ -43,9 +43,8 @@ def notes_db(tmp_path: Path) -> Path:
     for name, text in NOTES.items():
         (folder / name).write_text(text, encoding="utf-8")
     db_path = tmp_path / "r.db"
-    conn = db.connect(db_path)
-    memdex.index_paths(conn, [folder])
-    conn.close()
+    with memdex.Index(db_path) as index:
+        index.index(folder)
     return db_path
 
 
@@ -186,7 +185,7 @@ def test_words_of_a_real_corpus_and_their_forms_never_raise(
     words = rng.sample(held, 160) + rng.sample(other, 60)
     queries = [w + s for w in words for s in SUFFIXES] + rng.sample(chinese, 20) + ["deploy", "succes"]
     for query in queries:
-        result = memdex.search(serena, query, limit=3)
+        result = search(serena, query, limit=3)
         assert result.found >= 0 and counted[-1] <= 4, query
     assert len(counted) == len(queries)
     assert max(counted) == 2  # some were searched again, by the nearest words: once, never more

@@ -1,6 +1,6 @@
 """What an answer is: its details, each citing the sources that support it, and the whole with
 its sources, caveats and where to verify it, as every door writes it (``Answer.to_dict``).
-``answer.engine`` makes one; ``answer.categories`` groups its details."""
+``answer.synthesis`` makes one; ``answer.categories`` groups its details."""
 
 from __future__ import annotations
 

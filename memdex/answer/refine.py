@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdex.models import Hit, SearchResult
 from memdex.query import ranking
+from memdex.query.engine import Engine
 from memdex.query.request import Filters, SearchRequest, as_request
 from memdex.query.search import search
 from memdex.query.terms import is_date_word, parse_query
@@ -194,6 +195,7 @@ def refine(
     max_rounds: int = MAX_ROUNDS,
     proposer: Proposer | None = None,
     search_text: str | None = None,
+    engine: Engine | None = None,
     **options: Any,
 ) -> Refinement:
     """Search for ``question`` in up to ``max_rounds`` rounds, each refined from the last.
@@ -203,12 +205,15 @@ def refine(
         says why
     :param search_text: what to search for, when it differs from the question (a timeline
         question without its framing words)
+    :param engine: keeps the query encoder and vectors from round to round (``query.engine``)
     """
     from memdex.answer.claude import Unavailable
 
     request = as_request(request, options)
     question, limit, filters = request.query, request.limit, request.filters
     base = search_text or question
+    own = engine is None
+    engine = engine or Engine()
     rounds: list[Round] = []
     used: set[str] = set(tokens(base))
     query, proposed_by, note = base, "question", ""
@@ -222,7 +227,11 @@ def refine(
     for number in range(1, max_rounds + 1):
         fresh_terms = number == 1 or query != rounds[-1].query
         result, reach = _dispatch(
-            conn, request.but(query=query, max_tokens=budget, patterns=False), areas, fresh_terms
+            conn,
+            request.with_changes(query=query, max_tokens=budget, patterns=False),
+            areas,
+            fresh_terms,
+            engine,
         )
         searched += areas
         current = Round(number, query, result, proposed_by=proposed_by, note=note)
@@ -254,6 +263,8 @@ def refine(
             used |= {s for t in proposed for s in tokens(t)}
             # The new words go first: a question at the term limit would otherwise cut them off.
             query = f"{' '.join(proposed)} {base}"
+    if own:
+        engine.close()
     fused = _fuse(rounds, limit, request.max_tokens)
     if request.patterns:  # the rounds' own searches leave them out: what the fused list shares
         fused.patterns = patterns_noticed(conn, fused.hits)
@@ -261,14 +272,14 @@ def refine(
 
 
 def _dispatch(
-    conn: sqlite3.Connection, request: SearchRequest, areas: list[str], everywhere: bool
+    conn: sqlite3.Connection, request: SearchRequest, areas: list[str], everywhere: bool, engine: Engine
 ) -> tuple[SearchResult, tuple[int, int]]:
     """One round's searches: the query everywhere its filters allow (when its terms are new),
     then under each namespace of ``areas`` alone; their hits in that order, each once. Also
     (files searched, files matched): documents the searches could reach, and matched."""
     requests = [request] if everywhere else []
-    requests += [request.but(filters=replace(request.filters, namespace=ns)) for ns in areas]
-    results = [search(conn, r) for r in requests]
+    requests += [request.with_changes(filters=replace(request.filters, namespace=ns)) for ns in areas]
+    results = [search(conn, r, engine) for r in requests]
     reach = [_in_scope(conn, r.filters) for r in requests]
     searched = reach[0] if everywhere else sum(reach)  # areas lie inside "everywhere"
     matched = results[0].documents_found or 0 if everywhere else sum(r.documents_found or 0 for r in results)

@@ -20,13 +20,22 @@ from typing import Any
 
 from memdex.doors.dispatch import run
 from memdex.errors import MemdexError
+from memdex.query.engine import Engine
 from memdex.query.options import parse
 
 
 def run_batch(
-    conn: sqlite3.Connection, lines: Iterable[bytes | str], defaults: dict[str, Any] | None = None
+    conn: sqlite3.Connection,
+    lines: Iterable[bytes | str],
+    defaults: dict[str, Any] | None = None,
+    engine: Engine | None = None,
 ) -> Iterator[dict[str, Any]]:
-    "Run each JSON line as a search; yield one output object per non-blank input line."
+    """Run each JSON line as a search; yield one output object per non-blank input line. The
+    lines share one engine (``query.engine``): the given one, else one of the batch's own."""
+    if engine is None:
+        with Engine() as own:
+            yield from run_batch(conn, lines, defaults, own)
+        return
     for number, raw in enumerate(lines, 1):
         try:
             line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
@@ -50,7 +59,7 @@ def run_batch(
         try:
             given = {"patterns": False, **(defaults or {}), **item}
             asked = parse(item["query"], {k: v for k, v in given.items() if k not in ("id", "query")})
-            outcome = run(conn, asked.request, **asked.answer)
+            outcome = run(conn, asked.request, engine=engine, **asked.answer)
         except MemdexError as exc:
             yield {"id": item.get("id"), "error": str(exc)}
             continue

@@ -27,9 +27,12 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from datasette import hookimpl
+
+if TYPE_CHECKING:
+    from memdex.query.engine import Engine
 
 _local = threading.local()
 
@@ -45,6 +48,16 @@ def _reader(path: str) -> sqlite3.Connection:
     return readers[path]
 
 
+def _engine() -> Engine:
+    "This thread's engine (query.engine): its searches keep the query encoder and vectors loaded."
+    from memdex.query.engine import Engine
+
+    found: Engine | None = getattr(_local, "engine", None)
+    if found is None:
+        found = _local.engine = Engine()
+    return found
+
+
 def match_expression(conn: sqlite3.Connection, q: str | None, with_synonyms: int = 0) -> str:
     from memdex.query import synonyms
     from memdex.query.terms import all_of, parse_query
@@ -58,11 +71,13 @@ def match_expression(conn: sqlite3.Connection, q: str | None, with_synonyms: int
     return all_of([[t] for t in terms])
 
 
-def search_json(conn: sqlite3.Connection, q: str | None, limit: int = 10) -> str:
+def search_json(
+    conn: sqlite3.Connection, q: str | None, limit: int = 10, engine: Engine | None = None
+) -> str:
     "The cascade's results for ``q`` as a JSON array, each result as every door writes it (Hit.to_dict)."
     from memdex.query.search import search
 
-    result = search(conn, q or "", limit=max(1, min(int(limit), 100)))
+    result = search(conn, q or "", engine, limit=max(1, min(int(limit), 100)))
     return json.dumps([hit.to_dict() for hit in result.hits], ensure_ascii=False, default=str)
 
 
@@ -109,7 +124,7 @@ def prepare_connection(conn: sqlite3.Connection, database: str, datasette: Any) 
         return match_expression(_reader(path), q, with_synonyms)
 
     def cascade(q: str | None, limit: int = 10) -> str:
-        return search_json(_reader(path), q, limit)
+        return search_json(_reader(path), q, limit, _engine())
 
     conn.create_function("memdex_match", 1, match)
     conn.create_function("memdex_match", 2, match)

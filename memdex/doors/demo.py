@@ -11,7 +11,7 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
-from memdex.answer.engine import answer
+from memdex.answer.synthesis import answer
 from memdex.doors.render import answer_text, index_text, results_text
 from memdex.ingest.pipeline import index_paths
 from memdex.query.search import search

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from memdex.answer import modes
 from memdex.errors import InvalidParameter
 from memdex.models import SearchResult
+from memdex.query.engine import Engine
 from memdex.query.request import SearchRequest, as_request
 from memdex.query.search import search
 
@@ -63,6 +64,7 @@ def run(
     model: str | None = None,
     timeout: float | None = None,
     settings: Settings | None = None,
+    engine: Engine | None = None,
     **options: Any,
 ) -> Outcome:
     """Search or answer a request; ``mode`` is search, answer or auto (from the wording). The
@@ -71,15 +73,38 @@ def run(
     :param rounds: refinement rounds; default 3 in answer mode, 1 (no refinement) in search mode
     :param min_relevance: answer mode: the relevance a source needs to be sent (default 0.5)
     :param model, timeout: Claude's, for an answer (default: $MEMDEX_MODEL, 60 s); or ``settings``
+    :param engine: the door's (``query.engine``): what it keeps between its searches; without
+        one, this query's searches share one of their own
     """
     request = as_request(request, options)
+    if engine is None:  # the query's searches (an answer's rounds) share one of its own
+        with Engine() as own:
+            return _run(
+                conn, request, own, mode, rounds, use_llm, llm_refine, min_relevance, settings, model, timeout
+            )
+    return _run(
+        conn, request, engine, mode, rounds, use_llm, llm_refine, min_relevance, settings, model, timeout
+    )
+
+
+def _run(
+    conn: sqlite3.Connection,
+    request: SearchRequest,
+    engine: Engine,
+    mode: str,
+    rounds: int | None,
+    use_llm: bool,
+    llm_refine: bool,
+    min_relevance: float | None,
+    settings: Settings | None,
+    model: str | None,
+    timeout: float | None,
+) -> Outcome:
     query = request.query
     chosen = modes.resolve(mode, query)
     if chosen == "answer":
         from memdex.answer.claude import Settings
-        from memdex.answer.engine import answer
-
-        settings = settings or Settings.from_env(model=model, timeout=timeout)
+        from memdex.answer.synthesis import answer
 
         if request.raw:
             raise InvalidParameter("--raw is for search mode: an answer searches the question's own words.")
@@ -90,18 +115,19 @@ def run(
             use_llm=use_llm,
             llm_refine=llm_refine,
             min_relevance=min_relevance,
-            settings=settings,
+            settings=settings or Settings.from_env(model=model, timeout=timeout),
+            engine=engine,
         )
         if result.refinement is None:  # nothing to search for: an empty result says so
-            empty = search(conn, request.but(query="", max_tokens=None, full_text=False))
+            empty = search(conn, request.with_changes(query="", max_tokens=None, full_text=False), engine)
             return Outcome(query, "answer", empty, None, result)
         return Outcome(query, "answer", result.refinement.result, result.refinement, result)
     if (rounds or 1) > 1 and not request.raw:
         from memdex.answer.refine import refine
 
-        ref = refine(conn, request, max_rounds=rounds or 1)
+        ref = refine(conn, request, max_rounds=rounds or 1, engine=engine)
         return Outcome(query, "search", ref.result, ref)
-    return Outcome(query, "search", search(conn, request))
+    return Outcome(query, "search", search(conn, request, engine))
 
 
 def deliver(

@@ -15,6 +15,9 @@ def main() -> None:
     code = forward(sys.argv[1:])
     if code is not None:
         sys.exit(code)
+    from memdex.query.meaning import one_blas_thread
+
+    one_blas_thread()  # this process, before anything loads numpy: a search uses one BLAS thread
     from memdex.doors.cli import main as cli
 
     cli()

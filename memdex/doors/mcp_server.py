@@ -40,6 +40,7 @@ from memdex.errors import (
     SchemaError,
     raise_errors,
 )
+from memdex.query.engine import Engine
 from memdex.store import db
 
 log = logging.getLogger("memdex.mcp")
@@ -89,10 +90,13 @@ class Tools:
     """The tools, each on a fresh read-only connection to one index; each call inside
     ``guard`` (memdex serve's gate), and writing no files unless ``files``."""
 
-    def __init__(self, db_path: Path, guard: Guard = nullcontext, files: bool = True) -> None:
+    def __init__(
+        self, db_path: Path, guard: Guard = nullcontext, files: bool = True, engine: Engine | None = None
+    ) -> None:
         self.db_path = db_path
         self.guard = guard
         self.files = files
+        self.engine = engine  # what the session keeps warm between its searches (query.engine)
 
     def _run(self, work: Callable[[sqlite3.Connection], dict[str, Any]]) -> CallToolResult:
         try:
@@ -142,7 +146,7 @@ class Tools:
                     "output_file and retrieve_artifacts."
                 )
             asked = parse(query, arguments)
-            outcome = run(conn, asked.request, **asked.answer)
+            outcome = run(conn, asked.request, engine=self.engine, **asked.answer)
             deliver(
                 conn,
                 outcome,
@@ -349,9 +353,11 @@ def _defaults() -> dict[str, Any]:
     return {n: p.default for n, p in signature.parameters.items() if p.default is not inspect.Parameter.empty}
 
 
-def build(db_path: Path, guard: Guard = nullcontext, files: bool = True) -> MCPServer:
-    "The MCP server for the index at ``db_path`` (``guard`` and ``files``: see Tools)."
-    impl = Tools(db_path, guard, files)
+def build(
+    db_path: Path, guard: Guard = nullcontext, files: bool = True, engine: Engine | None = None
+) -> MCPServer:
+    "The MCP server for the index at ``db_path`` (``guard``, ``files`` and ``engine``: see Tools)."
+    impl = Tools(db_path, guard, files, engine)
 
     def search_knowledge_base(query: str, **arguments: Any) -> CallToolResult:
         return impl.search_knowledge_base(query, **arguments)
@@ -379,7 +385,11 @@ def build(db_path: Path, guard: Guard = nullcontext, files: bool = True) -> MCPS
 def serve(db_path: Path, http: bool = False, host: str = "127.0.0.1", port: int = 8765) -> None:
     "Run the server until stdin closes (stdio) or it is interrupted (HTTP)."
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="memdex mcp: %(message)s")
-    server = build(db_path)
+    with Engine(stays=True) as engine:  # an agent's session searches again and again
+        _run(build(db_path, engine=engine), http, host, port)
+
+
+def _run(server: MCPServer, http: bool, host: str, port: int) -> None:
     if not http:
         server.run("stdio")
         return

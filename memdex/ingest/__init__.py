@@ -4,11 +4,12 @@ Every parser, the built-in ones included, is registered here the same way: addin
 a new module, one line in ``BUILT_IN`` and a fixture. ``index_paths`` (in ``pipeline``) does
 the walking, change detection and writing for all of them.
 
-The kinds' modules, and the parsers they import, load on the first use of ``SOURCES``. What
-the store and the doors ask of a kind by its name alone (``traits_of``: is a file one
-document, what does `memdex status` count for its roots) is declared in ``BUILT_IN`` too, so
-`memdex show` and `memdex search` start without loading any parser; loading checks that each
-kind's class says the same.
+The kinds' modules, and the parsers they import, load on the first call of ``sources()``.
+What the rest of memdex asks of a kind by its name alone (``traits_of``: is a file one
+document, does its agent resume a session, what does `memdex status` count for its roots)
+is declared in ``BUILT_IN`` and nowhere else, so `memdex show` and `memdex search` start
+without loading any parser. A kind registered from outside (``register``) declares its own
+on its class.
 """
 
 from __future__ import annotations
@@ -22,14 +23,14 @@ from typing import Any
 from memdex.errors import InvalidParameter
 from memdex.ingest.base import KindTraits, Resume, SourceFile, SourceKind
 
-# How each agent resumes a session (checked against the kinds' own on loading).
+# How each agent resumes a session: the command, run in the session's folder.
 RESUME = {
     "claude-code": Resume(("claude", "--resume", "{session|key}")),
-    "codex": Resume(("codex", "resume", "{key}")),
-    "gemini-cli": Resume(("gemini", "--resume", "{session}")),
+    "codex": Resume(("codex", "resume", "{key}")),  # `codex resume` alone lists the folder's sessions
+    "gemini-cli": Resume(("gemini", "--resume", "{session}")),  # sessions are kept per project folder
     "copilot-cli": Resume(("copilot", "--resume", "{session}")),
     "opencode": Resume(("opencode", "--session", "{session}")),
-    "aider": Resume(("aider", "--restore-chat-history")),
+    "aider": Resume(("aider", "--restore-chat-history")),  # no session by id: the folder's whole history
 }
 
 
@@ -37,12 +38,15 @@ def _agent(name: str) -> KindTraits:
     return KindTraits(session_log=True, resume=RESUME[name])
 
 
-# name -> (its class, "module:Class"; its traits). Root kinds are tried in this order, and so
-# are file kinds: of the kinds that claim a file by its name, the first whose sniff knows it
-# reads it (an Aider history before any markdown; agents' JSON before the chat exports').
+# name -> ("module:Class" that reads it, its traits): the one place a built-in kind's traits are
+# declared, so that what the rest of memdex asks of a kind (traits_of) needs no parser loaded.
+# Root kinds are tried in this order, and so are file kinds: of the kinds that claim a file by
+# its name, the first whose sniff knows it reads it (an Aider history before any markdown;
+# agents' JSON before the chat exports').
 BUILT_IN: dict[str, tuple[str, KindTraits]] = {
     "serena": (
         "memdex.ingest.kinds.serena:SerenaKind",
+        # root_counts: the memories no index row points at, in `memdex status`
         KindTraits(one_document_per_file=True, root_counts=("serena_orphans",)),
     ),
     "archive": ("memdex.ingest.kinds.archive:ArchiveKind", KindTraits()),
@@ -60,8 +64,6 @@ BUILT_IN: dict[str, tuple[str, KindTraits]] = {
     "codex": ("memdex.ingest.kinds.codex:CodexKind", _agent("codex")),
 }
 
-SOURCES: dict[str, SourceKind]  # every registered kind by name, built on first use (__getattr__)
-
 # Bumped whenever a parser reads the same bytes into something different; a root last read
 # by an older version is read again in full (roots.ingest_version). 2: Serena rows after a
 # blank line belong to the table above. 3: headings and fences by CommonMark (markdown-it-py).
@@ -77,8 +79,8 @@ _loaded: dict[str, SourceKind] | None = None
 _loading = threading.RLock()
 
 
-def _sources() -> dict[str, SourceKind]:
-    "The registry, with the built-in kinds loaded (once; their parsers are imported then)."
+def sources() -> dict[str, SourceKind]:
+    "Every registered kind by name, the built-in ones loaded on first use (their parsers with them)."
     global _loaded
     if _loaded is None:
         with _loading:
@@ -87,26 +89,17 @@ def _sources() -> dict[str, SourceKind]:
                 for name, (where, traits) in BUILT_IN.items():
                     module, _, cls = where.partition(":")
                     kind: SourceKind = getattr(importlib.import_module(module), cls)()
-                    if (kind.name, kind.traits()) != (name, traits):
-                        raise TypeError(
-                            f"{where} is {kind.name!r} with {kind.traits()}, but BUILT_IN declares "
-                            f"{name!r} with {traits}: make them agree"
-                        )
+                    if kind.name != name:
+                        raise TypeError(f"{where} is {kind.name!r}, but BUILT_IN names it {name!r}")
+                    kind.declared = traits
                     kinds[name] = kind
                 _loaded = kinds
-                globals()["SOURCES"] = kinds  # from now on a plain module attribute
     return _loaded
-
-
-def __getattr__(name: str) -> dict[str, SourceKind]:
-    if name == "SOURCES":
-        return _sources()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def register(kind: SourceKind) -> SourceKind:
     "Add a source kind. Root kinds are tried in registration order, then file kinds."
-    _sources()[kind.name] = kind
+    sources()[kind.name] = kind
     return kind
 
 
@@ -130,17 +123,17 @@ def resume_command(kind: str | None, key: str, meta: Mapping[str, Any]) -> dict[
 
 
 def get_kind(name: str) -> SourceKind:
-    sources = _sources()
+    known = sources()
     try:
-        return sources[name]
+        return known[name]
     except KeyError:
-        known = ", ".join(sorted(sources))
-        raise InvalidParameter(f"Unknown kind {name!r}: use one of {known}.") from None
+        listed = ", ".join(sorted(known))
+        raise InvalidParameter(f"Unknown kind {name!r}: use one of {listed}.") from None
 
 
 def detect_root_kind(root: Path) -> str | None:
     "The kind that claims this folder as a whole, or None: then each file picks its kind."
-    for kind in _sources().values():
+    for kind in sources().values():
         if kind.claims_root(root):
             return kind.name
     return None
@@ -148,20 +141,20 @@ def detect_root_kind(root: Path) -> str | None:
 
 def kinds_for(rel_path: str, forced: str | None, root_kind: str | None) -> list[SourceKind]:
     "Which kinds may read this file, best first; empty when it is not a source file."
-    sources = _sources()
+    known = sources()
     if forced:
         kind = get_kind(forced)
         return [kind] if kind.accepts(rel_path) else []
     if root_kind:
-        kind = sources[root_kind]
+        kind = known[root_kind]
         if kind.accepts(rel_path):
             return [kind]
-    return [k for k in sources.values() if k.claims(rel_path)]
+    return [k for k in known.values() if k.claims(rel_path)]
 
 
 __all__ = [
     "BUILT_IN",
-    "SOURCES",
+    "sources",
     "KindTraits",
     "SourceFile",
     "SourceKind",

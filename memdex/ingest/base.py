@@ -176,7 +176,13 @@ class SourceKind:
     # --agents`: ``~`` is $HOME; ``$VAR/x | ~/y`` is $VAR/x when VAR is set, else ~/y.
     locations: tuple[str, ...] = ()
 
+    # A built-in kind's traits, as the registry declares them (``ingest.BUILT_IN``); a kind
+    # registered from outside declares its own in the class attributes above.
+    declared: KindTraits | None = None
+
     def traits(self) -> KindTraits:
+        if self.declared is not None:
+            return self.declared
         return KindTraits(self.one_document_per_file, self.root_counts, self.session_log, self.resume)
 
     def claims_root(self, root: Path) -> bool:

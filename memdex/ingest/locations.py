@@ -27,10 +27,10 @@ def expand(location: str) -> tuple[str, Path] | None:
 def agent_locations() -> list[dict[str, Any]]:
     """Every kind's default locations on this machine, in the registry's order: ``kind``,
     ``location`` (as declared, the alternative in use), ``path`` and whether it ``exists``."""
-    from memdex.ingest import SOURCES
+    from memdex.ingest import sources
 
     out = []
-    for kind in SOURCES.values():
+    for kind in sources().values():
         for location in kind.locations:
             chosen = expand(location)
             if chosen is not None:

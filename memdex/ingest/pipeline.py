@@ -33,8 +33,9 @@ from functools import partial
 from pathlib import Path
 
 from memdex.errors import DatabaseError, IngestError, InvalidParameter, raise_errors
-from memdex.ingest import INGEST_VERSION, SOURCES, detect_root_kind, get_kind
+from memdex.ingest import INGEST_VERSION, detect_root_kind, get_kind, sources
 from memdex.ingest.base import MB, SNIFF_BYTES, SourceFile, SourceKind, Tail
+from memdex.ingest.decide import Append, Broken, KnownBroken, Problem, TooLarge, Unchanged, decide, same_stat
 from memdex.ingest.departures import Arrivals, keeps
 from memdex.ingest.report import IndexReport, Skipped, root_kind
 from memdex.ingest.roots import Root, Zones, detect_scope, nested_roots, owning_root, roots_to_index
@@ -96,7 +97,7 @@ def index_paths(
                 return
             run.index_root(root)
 
-    return run.go(work)
+    return run.run(work)
 
 
 def index_known_roots(
@@ -167,7 +168,7 @@ def index_changes(
             if row is not None:
                 run.index_path(run.known_root(row, roots), Path(path))
 
-    return run.go(work)
+    return run.run(work)
 
 
 class _Run:
@@ -202,7 +203,8 @@ class _Run:
             self.report.stopped = True
         return self.report.stopped
 
-    def go(self, work: Callable[[], object]) -> IndexReport:
+    def run(self, work: Callable[[], object]) -> IndexReport:
+        "Do ``work`` (walk roots, or changed paths), apply what it queued; the run's report."
         started = time.perf_counter()
         try:
             work()
@@ -217,7 +219,8 @@ class _Run:
         return self.report
 
     # -- writes: queued while files are read and parsed, applied in short batches ----------
-    def later(self, write: Callable[[], None], size: int = 0) -> None:
+    def queue_write(self, write: Callable[[], None], size: int = 0) -> None:
+        "Queue a file's writes; apply the queue when it holds a batch of files or of bytes."
         self.queue.append(write)
         self.queued_bytes += size
         if len(self.queue) >= self.batch_files or self.queued_bytes >= QUEUE_BYTES:
@@ -278,12 +281,12 @@ class _Run:
         self.holds = Counter()
         root = self.new_root(path)
         existing = {
-            r["path"]: StoredFile.row(r) for r in self.writer.q("files_of_root", {"root_id": root.id})
+            r["path"]: StoredFile.row(r) for r in self.writer.execute("files_of_root", {"root_id": root.id})
         }
-        broken = {r["path"]: r for r in self.writer.q("errors_of_root", {"root_id": root.id})}
+        broken = {r["path"]: r for r in self.writer.execute("errors_of_root", {"root_id": root.id})}
         self.errors_before = broken
         self.record_errors = {}
-        for r in self.writer.q("record_errors_of_root", {"root_id": root.id}):
+        for r in self.writer.execute("record_errors_of_root", {"root_id": root.id}):
             skipped = Skipped(_record(r["path"], r["kind"], r["record"]), r["reason"], True, r["path"])
             self.record_errors.setdefault(r["path"], []).append(skipped)
         seen, unlisted = self._walk(root, root.path, existing)
@@ -295,8 +298,8 @@ class _Run:
         self._remove_unseen(root, existing, seen, unlisted)
         for file_path in broken:
             if file_path not in seen:
-                self.later(partial(self.writer.clear_error, file_path))
-        self.later(partial(self.writer.root_indexed, root.id))
+                self.queue_write(partial(self.writer.clear_error, file_path))
+        self.queue_write(partial(self.writer.root_indexed, root.id))
 
     def _remove_unseen(
         self, root: Root, existing: dict[str, StoredFile], seen: set[str], unlisted: list[str]
@@ -314,10 +317,10 @@ class _Run:
             if stored.deleted_at is not None:
                 continue  # gone before, kept since
             if keeps(root.keep_deleted, stored.kind) and not self.arrivals.moved(stored):
-                self.later(partial(self.writer.mark_deleted, stored.id))
+                self.queue_write(partial(self.writer.mark_deleted, stored.id))
                 self.report.kept_deleted += 1
             else:
-                self.later(partial(self.writer.delete, stored.id))
+                self.queue_write(partial(self.writer.delete, stored.id))
                 self.report.removed += 1
 
     # -- one changed path ----------------------------------------------------------------
@@ -330,13 +333,13 @@ class _Run:
             return
         if root.path.is_dir() and path != root.path:
             zone, zone_kind = root.zones.of(path.parent)
-            manifest = SOURCES[zone_kind].manifest(zone) if zone_kind and not root.forced else None
-            if manifest is not None and SOURCES[str(zone_kind)].aggregate:
+            manifest = sources()[zone_kind].manifest(zone) if zone_kind and not root.forced else None
+            if manifest is not None and sources()[str(zone_kind)].aggregate:
                 path = manifest  # any change inside an archive is a change of the archive
                 rel = os.path.relpath(path, root.path).replace(os.sep, "/")
         if path.is_dir() and not path.is_symlink():
             existing = {
-                r["path"]: StoredFile.row(r) for r in self.writer.q("files_under", {"path": str(path)})
+                r["path"]: StoredFile.row(r) for r in self.writer.execute("files_under", {"path": str(path)})
             }
             seen, unlisted = self._walk(root, path, existing)
             self._remove_unseen(root, existing, seen, unlisted)
@@ -351,16 +354,18 @@ class _Run:
                 self.report.seen += 1
                 self._file(root, zone, found, kinds, self.writer.stored(str(path)), self._broken(str(path)))
         else:
-            gone = {r["path"]: StoredFile.row(r) for r in self.writer.q("files_under", {"path": str(path)})}
+            gone = {
+                r["path"]: StoredFile.row(r) for r in self.writer.execute("files_under", {"path": str(path)})
+            }
             self._remove_unseen(root, gone, set(), [])
-            for r in self.writer.q("errors_under", {"path": str(path)}).fetchall():
-                self.later(partial(self.writer.clear_error, r["path"]))
+            for r in self.writer.execute("errors_under", {"path": str(path)}).fetchall():
+                self.queue_write(partial(self.writer.clear_error, r["path"]))
 
     def _broken(self, path: str) -> sqlite3.Row | None:
         "The problem recorded for this file before this run, if any."
         if self.errors_before is not None:
             return self.errors_before.get(path)
-        return self.writer.q("error_by_path", {"path": path}).fetchone()
+        return self.writer.execute("error_by_path", {"path": path}).fetchone()
 
     # -- files ---------------------------------------------------------------------------
     def _walk(self, root: Root, start: Path, existing: dict[str, StoredFile]) -> tuple[set[str], list[str]]:
@@ -400,42 +405,53 @@ class _Run:
         stored: StoredFile | None,
         broken: sqlite3.Row | None,
     ) -> None:
-        "Decide what one file needs; read and parse it if it changed; queue the writes."
-        if found.problem:
-            self._skip(root, found, found.problem)
-            return
-        if stored is None:
-            stored = self.writer.stored(str(found.path))
-            if stored is not None:  # indexed before under another root: it is this root's now
-                self.later(partial(self.writer.adopt, stored, root.id, found.rel_path))
+        "Carry out what ``decide`` says one file needs; its writes are queued."
+        if stored is None and not found.problem:
+            stored = self._adopted(root, found)
         names = {k.name for k in candidates}
-        # A file deleted (and kept) that is back is read again, whatever its stat.
-        stat = (found.size, found.mtime_ns)
-        same_stat = stored is not None and not stored.deleted_at and (stored.size, stored.mtime_ns) == stat
-        if same_stat and stored is not None and stored.kind in names and broken is None and not root.stale:
-            self.report.unchanged += 1
-            self.holds[stored.kind] += 1
-            self.report.skipped += self._record_errors(stored)
-            return
-        if broken is not None and (broken["size"], broken["mtime_ns"]) == (found.size, found.mtime_ns):
-            self.report.skipped.append(Skipped(str(found.path), broken["reason"], known=True))
-            return
         limit = self.options.max_file_size or max(k.max_bytes for k in candidates)
-        grown = stored is not None and found.size > stored.size and broken is None and not root.stale
-        if (
-            grown
-            and stored is not None
-            and found.size <= limit
-            and self._append(root, zone, found, stored, names)
-        ):
-            return
-        if found.size > limit:
-            reason = (
-                f"file is {found.size / MB:.1f} MB, over the {limit / MB:g} MB limit; "
-                "raise it with --max-file-size"
-            )
-            self._skip(root, found, reason, remember_stat=False)
-            return
+        recorded = (
+            Broken(broken["reason"], broken["size"], broken["mtime_ns"]) if broken is not None else None
+        )
+        match decide(found, stored, recorded, names, limit, root.stale):
+            case Problem(reason):
+                self._skip(root, found, reason)
+            case Unchanged(kind):
+                self._unchanged(kind, stored)
+            case KnownBroken(reason):
+                self.report.skipped.append(Skipped(str(found.path), reason, known=True))
+            case TooLarge(reason):
+                self._skip(root, found, reason, remember_stat=False)
+            case Append() if stored is not None and self._append(root, zone, found, stored, names):
+                pass
+            case _:  # Read, or an Append that must read the file whole after all
+                self._read(root, zone, found, candidates, stored, limit)
+
+    def _adopted(self, root: Root, found: Found) -> StoredFile | None:
+        "The file's row when another root indexed it before: this root's from now on."
+        stored = self.writer.stored(str(found.path))
+        if stored is not None:
+            self.queue_write(partial(self.writer.adopt, stored, root.id, found.rel_path))
+        return stored
+
+    def _unchanged(self, kind: str, stored: StoredFile | None) -> None:
+        "Count a file that needs nothing: its kind's, and the records still skipped in it (known)."
+        self.report.unchanged += 1
+        self.holds[kind] += 1
+        if stored is not None:
+            self.report.skipped += self._record_errors(stored)
+
+    def _read(
+        self,
+        root: Root,
+        zone: Path,
+        found: Found,
+        candidates: list[SourceKind],
+        stored: StoredFile | None,
+        limit: int,
+    ) -> None:
+        "Read a file and hash it; parse it when its bytes changed; queue what it writes."
+        names = {k.name for k in candidates}
         try:
             with open(found.path, "rb") as f:
                 # Sized by the stat (read(limit + 1) allocates 5 MB for every small file), and
@@ -453,10 +469,8 @@ class _Run:
         whole_folder = any(k.aggregate for k in candidates)  # its manifest's bytes are not all of it
         same_bytes = stored is not None and stored.sha256 == sha and stored.kind in names
         if same_bytes and stored is not None and not whole_folder and not root.stale:
-            self.later(partial(self.writer.touch, stored, found))
-            self.report.unchanged += 1
-            self.holds[stored.kind] += 1
-            self.report.skipped += self._record_errors(stored)
+            self.queue_write(partial(self.writer.touch, stored, found))
+            self._unchanged(stored.kind, stored)
             return
         kind = next((k for k in candidates if k.sniff(data)), None)
         if kind is None:  # named like a source, but is not one (a JSON that is no chat export)
@@ -466,7 +480,7 @@ class _Run:
                 why = f"no longer reads as a {stored.kind} file (empty or cut short?)"
                 self._skip(root, found, why + "; its last good version stays indexed")
             elif stored is not None:
-                self.later(partial(self.writer.delete, stored.id))
+                self.queue_write(partial(self.writer.delete, stored.id))
                 self.report.removed += 1
             return
         rel = os.path.relpath(found.path, zone).replace(os.sep, "/")
@@ -485,8 +499,14 @@ class _Run:
             return
         # Records skipped as before in a file read again with its stat unchanged (by newer
         # parsers) are known; in a file that changed, they are news.
-        before = {(s.path, s.reason) for s in self._record_errors(stored)} if same_stat and stored else set()
-        self.later(partial(self.writer.replace, root.id, found, kind.name, sha, stored, parsed), len(data))
+        before = (
+            {(s.path, s.reason) for s in self._record_errors(stored)}
+            if same_stat(found, stored) and stored
+            else set()
+        )
+        self.queue_write(
+            partial(self.writer.replace, root.id, found, kind.name, sha, stored, parsed), len(data)
+        )
         if stored is None:
             self.arrivals.add(found, sha)
         self.holds[kind.name] += 1
@@ -503,7 +523,7 @@ class _Run:
         """A session log that only grew: read the new bytes on from where it stopped. False
         when it must be read whole: no saved place, its prefix changed, grown past
         ``WHOLE_READ_GROWTH`` times its last whole read, or records the reader cannot follow."""
-        kind = SOURCES.get(stored.kind)
+        kind = sources().get(stored.kind)
         if kind is None or not kind.appendable or stored.kind not in names:
             return False
         tail = self.writer.tail(stored.id)
@@ -539,8 +559,7 @@ class _Run:
         # Not the file's SHA-256 (that would read it all): a hash chained from the last one.
         sha = hashlib.sha256(stored.sha256.encode() + data).hexdigest()
         if appended.offset == tail.offset:  # only a line still being written: nothing yet
-            self.report.unchanged += 1
-            self.holds[stored.kind] += 1
+            self._unchanged(stored.kind, None)
             return True
         # Written now, not queued: if the document is not there to add to, read it whole.
         self.flush()
@@ -560,7 +579,7 @@ class _Run:
         "Records still skipped inside an unchanged file: known problems."
         if self.record_errors is not None:
             return list(self.record_errors.get(stored.path, []))
-        rows = self.writer.q("record_errors_of_file", {"file_id": stored.id})
+        rows = self.writer.execute("record_errors_of_file", {"file_id": stored.id})
         return [
             Skipped(_record(stored.path, stored.kind, r["record"]), r["reason"], True, stored.path)
             for r in rows
@@ -578,12 +597,12 @@ class _Run:
             )
         )
         self.report.skipped.append(Skipped(str(found.path), reason, known))
-        self.later(partial(self.writer.record_error, root.id, found, reason, remember_stat))
+        self.queue_write(partial(self.writer.record_error, root.id, found, reason, remember_stat))
 
 
 def _record(path: str, kind: str, record: str) -> str:
     "A record inside a file, named as its kind names them: ``path#conversation``, ``path:line``."
-    source = SOURCES.get(kind)
+    source = sources().get(kind)
     return f"{path}{source.record_separator if source else '#'}{record}"
 
 

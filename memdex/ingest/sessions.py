@@ -168,6 +168,24 @@ class SessionReader:
         )
 
 
+def call_text(arguments: Any, keys: tuple[str, ...], json_text: bool = False) -> str:
+    """A tool call's arguments as one line: the first of ``keys`` that holds a string (the
+    command, the path, the query...), then the rest as JSON; else all of it as JSON. With
+    ``json_text``, arguments given as a JSON string (OpenAI-style calls) are read first."""
+    if json_text and isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return arguments
+    if isinstance(arguments, dict):
+        for key in keys:
+            value = arguments.get(key)
+            if isinstance(value, str):
+                rest = {k: v for k, v in arguments.items() if k != key}
+                return value + (f" {json.dumps(rest, ensure_ascii=False)}" if rest else "")
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+
+
 def tail_hash(prefix: bytes) -> str:
     "What recognises an indexed prefix: the SHA-256 of its last ``TAIL_BYTES``."
     return hashlib.sha256(prefix[-TAIL_BYTES:]).hexdigest()

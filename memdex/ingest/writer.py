@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from memdex.ingest import INGEST_VERSION, SOURCES
+from memdex.ingest import INGEST_VERSION, sources
 from memdex.ingest.base import Appended, Tail
 from memdex.ingest.walk import Found
 from memdex.models import Chunk, Document, ParsedFile, est_tokens
@@ -58,7 +58,7 @@ class Writer:
         self.opened = 0.0
         self.next_chunk_id = 0  # read from the chunks sequence when a transaction opens
 
-    def q(self, name: str, params: Mapping[str, object] | None = None) -> sqlite3.Cursor:
+    def execute(self, name: str, params: Mapping[str, object] | None = None) -> sqlite3.Cursor:
         return self.conn.execute(db.query(name), params or {})
 
     @contextmanager
@@ -74,7 +74,7 @@ class Writer:
         if not self.conn.in_transaction:
             self.conn.execute("BEGIN IMMEDIATE")
             self.files_in_transaction, self.opened = 0, time.monotonic()
-            self.next_chunk_id = int(self.q("chunk_next_id").fetchone()[0])
+            self.next_chunk_id = int(self.execute("chunk_next_id").fetchone()[0])
         yield
         self.files_in_transaction += 1
         if self.files_in_transaction >= self.batch_files or time.monotonic() - self.opened > BATCH_SECONDS:
@@ -112,13 +112,13 @@ class Writer:
                 "now": self.now,
                 "version": INGEST_VERSION,
             }
-            row = self.q("root_upsert", params).fetchone()
+            row = self.execute("root_upsert", params).fetchone()
             keeps = None if row["keep_deleted"] is None else bool(row["keep_deleted"])
             return int(row["id"]), int(row["ingest_version"]), keeps
 
     def root_indexed(self, root_id: int) -> None:
         with self.unit():
-            self.q("root_indexed", {"id": root_id, "now": self.now, "version": INGEST_VERSION})
+            self.execute("root_indexed", {"id": root_id, "now": self.now, "version": INGEST_VERSION})
 
     def record_error(self, root_id: int, found: Found, reason: str, remember_stat: bool = True) -> None:
         """Record a file that cannot be indexed.
@@ -127,7 +127,7 @@ class Writer:
         re-read; a reason that depends on options (the size limit) is checked every run.
         """
         with self.unit():
-            self.q(
+            self.execute(
                 "error_upsert",
                 {
                     "path": str(found.path),
@@ -141,43 +141,43 @@ class Writer:
 
     def clear_error(self, path: str) -> None:
         with self.unit():
-            self.q("error_delete", {"path": path})
+            self.execute("error_delete", {"path": path})
 
     def forget_root(self, root_id: int) -> None:
         """A root is forgotten: its vectors, then the root with all that cascades from it
         (files, documents, chunks, full-text entries, topics, problems); documents of other
         roots that its index rows gave topics to get their topics back as they are now."""
         with self.unit():
-            targets = {r[0] for r in self.q("link_targets_of_root", {"root_id": root_id})}
-            self.q("vectors_of_root_delete", {"root_id": root_id})
-            self.q("root_delete", {"id": root_id})
+            targets = {r[0] for r in self.execute("link_targets_of_root", {"root_id": root_id})}
+            self.execute("vectors_of_root_delete", {"root_id": root_id})
+            self.execute("root_delete", {"id": root_id})
             self._refresh_topics(targets)
 
     # -- files ---------------------------------------------------------------------------
     def stored(self, path: str) -> StoredFile | None:
-        row = self.q("file_by_path", {"path": path}).fetchone()
+        row = self.execute("file_by_path", {"path": path}).fetchone()
         return None if row is None else StoredFile.row(row)
 
     def adopt(self, stored: StoredFile, root_id: int, rel_path: str) -> None:
         with self.unit():
-            self.q("file_adopt", {"id": stored.id, "root_id": root_id, "rel_path": rel_path})
+            self.execute("file_adopt", {"id": stored.id, "root_id": root_id, "rel_path": rel_path})
 
     def touch(self, stored: StoredFile, found: Found) -> None:
         "Same bytes, new stat: remember the stat, keep the documents."
         with self.unit():
-            self.q("file_touch", {"id": stored.id, "size": found.size, "mtime_ns": found.mtime_ns})
-            self.q("error_delete", {"path": str(found.path)})
+            self.execute("file_touch", {"id": stored.id, "size": found.size, "mtime_ns": found.mtime_ns})
+            self.execute("error_delete", {"path": str(found.path)})
 
     def mark_deleted(self, file_id: int) -> None:
         "A file is gone and its root keeps its documents: only the date memdex noticed is written."
         with self.unit():
-            self.q("file_mark_deleted", {"id": file_id, "now": self.now})
+            self.execute("file_mark_deleted", {"id": file_id, "now": self.now})
 
     def delete(self, file_id: int) -> None:
         "A file is gone: its documents, chunks and index rows go, and its rows' topics."
         with self.unit():
             targets = self._link_targets(file_id)
-            self.q("file_delete", {"id": file_id})
+            self.execute("file_delete", {"id": file_id})
             self._refresh_topics(targets)
 
     def replace(
@@ -198,17 +198,17 @@ class Writer:
             old_ids: dict[str, int] = {}
             targets: set[str] = set()
             if stored is None:
-                cursor = self.q("file_insert", params)
+                cursor = self.execute("file_insert", params)
                 file_id = int(cursor.lastrowid or 0)
             else:
                 file_id = stored.id
-                old_ids = {r["key"]: r["id"] for r in self.q("documents_of_file", {"file_id": file_id})}
+                old_ids = {r["key"]: r["id"] for r in self.execute("documents_of_file", {"file_id": file_id})}
                 targets = self._link_targets(file_id)
-                self.q("documents_delete_of_file", {"file_id": file_id})
-                self.q("links_delete_of_file", {"file_id": file_id})
-                self.q("file_update", {**params, "id": file_id})
+                self.execute("documents_delete_of_file", {"file_id": file_id})
+                self.execute("links_delete_of_file", {"file_id": file_id})
+                self.execute("file_update", {**params, "id": file_id})
             for link in parsed.links:
-                self.q(
+                self.execute(
                     "link_insert",
                     {
                         "file_id": file_id,
@@ -222,24 +222,24 @@ class Writer:
             keys: set[str] = set()
             # A document that grows (a session log) is ranked by its chunks alone: its whole
             # text is not indexed again after every appended line (migration 0006).
-            source = SOURCES.get(kind)
+            source = sources().get(kind)
             whole_text = not (source is not None and source.appendable)
             for doc in parsed.documents:
                 doc.key = _unique(doc.key, keys)
                 self._insert_document(file_id, str(found.path), doc, old_ids.get(doc.key), whole_text)
-            self.q("error_delete", {"path": str(found.path)})
-            self.q("record_errors_delete_of_file", {"file_id": file_id})
+            self.execute("error_delete", {"path": str(found.path)})
+            self.execute("record_errors_delete_of_file", {"file_id": file_id})
             for record, reason in parsed.skipped:
-                self.q("record_error_insert", {"file_id": file_id, "record": record, "reason": reason})
+                self.execute("record_error_insert", {"file_id": file_id, "record": record, "reason": reason})
             self._refresh_topics(targets)
             if parsed.tail is not None:
                 self._save_tail(file_id, parsed.tail)
             elif stored is not None:
-                self.q("file_tail_delete", {"file_id": file_id})
+                self.execute("file_tail_delete", {"file_id": file_id})
 
     # -- session logs, read on from where they stopped ------------------------------------
     def tail(self, file_id: int) -> Tail | None:
-        row = self.q("file_tail_get", {"file_id": file_id}).fetchone()
+        row = self.execute("file_tail_get", {"file_id": file_id}).fetchone()
         if row is None:
             return None
         return Tail(row["offset"], row["lines"], row["whole_size"], row["tail_sha"], json.loads(row["state"]))
@@ -253,7 +253,7 @@ class Writer:
             "tail_sha": tail.tail_sha,
             "state": json.dumps(tail.state, default=str),
         }
-        self.q("file_tail_upsert", params)
+        self.execute("file_tail_upsert", params)
 
     def append(
         self, root_id: int, stored: StoredFile, found: Found, sha: str, appended: Appended, tail: Tail
@@ -262,7 +262,7 @@ class Writer:
         False when the document is not there to add to (the caller reads the file whole)."""
         doc = appended.document
         with self.unit():
-            row = self.q("document_by_file_key", {"file_id": stored.id, "key": doc.key}).fetchone()
+            row = self.execute("document_by_file_key", {"file_id": stored.id, "key": doc.key}).fetchone()
             if row is None:
                 return False
             doc_id = int(row["id"])
@@ -276,11 +276,11 @@ class Writer:
                 "added_bytes": doc.size_bytes,
                 "meta": json.dumps(doc.meta, default=str),
             }
-            next_seq = int(self.q("document_append", params).fetchone()["next_seq"])
+            next_seq = int(self.execute("document_append", params).fetchone()["next_seq"])
             rows = self._chunk_rows(doc_id, doc.chunks, next_seq)
             self.conn.executemany(db.query("chunk_insert"), rows)
             self.conn.executemany(db.query("chunks_fts_insert"), rows)
-            self.q(
+            self.execute(
                 "file_update",
                 {
                     "id": stored.id,
@@ -294,13 +294,15 @@ class Writer:
                 },
             )
             for record, reason in appended.skipped:
-                self.q("record_error_insert", {"file_id": stored.id, "record": record, "reason": reason})
-            self.q("error_delete", {"path": str(found.path)})
+                self.execute(
+                    "record_error_insert", {"file_id": stored.id, "record": record, "reason": reason}
+                )
+            self.execute("error_delete", {"path": str(found.path)})
             self._save_tail(stored.id, tail)
         return True
 
     def _link_targets(self, file_id: int) -> set[str]:
-        return {r[0] for r in self.q("link_targets_of_file", {"file_id": file_id})}
+        return {r[0] for r in self.execute("link_targets_of_file", {"file_id": file_id})}
 
     def _refresh_topics(self, targets: set[str]) -> None:
         "Topics that index rows give other files, recomputed for the files those rows point at."
@@ -310,18 +312,18 @@ class Writer:
         for statement in db.statements(db.query("refresh_index_topics")):
             self.conn.execute(statement, paths)
         by_document: dict[int, list[str]] = {}
-        for row in self.q("topics_of_files", paths):
+        for row in self.execute("topics_of_files", paths):
             topics = by_document.setdefault(row["document_id"], [])
             if row["topic"] is not None:
                 topics.append(row["topic"])
         for document_id, topics in by_document.items():
-            self.q("document_set_topics", {"id": document_id, "topics": topics_json(topics)})
+            self.execute("document_set_topics", {"id": document_id, "topics": topics_json(topics)})
 
     def _insert_document(
         self, file_id: int, path: str, doc: Document, doc_id: int | None, whole_text: bool = True
     ) -> None:
         topics = [(t, s, None, None) for t, s in doc.topics]
-        for r in self.q("links_to_target", {"target": path}):
+        for r in self.execute("links_to_target", {"target": path}):
             topics += [(k, "index", r["file_id"], r["line"]) for k in json.loads(r["keywords"])]
         fields = {
             "title": doc.title,
@@ -329,7 +331,7 @@ class Writer:
             "tags": json.dumps(doc.tags),
             "topics": topics_json([t for t, *_ in topics]),
         }
-        doc_id = self.q(
+        doc_id = self.execute(
             "document_insert",
             {
                 "id": doc_id,
@@ -352,7 +354,7 @@ class Writer:
                 "whole_text": whole_text,
             },
         ).lastrowid
-        self.q("documents_fts_insert", {"id": doc_id, **{k: index_text(v) for k, v in fields.items()}})
+        self.execute("documents_fts_insert", {"id": doc_id, **{k: index_text(v) for k, v in fields.items()}})
         self.conn.executemany(
             db.query("topic_insert"),
             [
@@ -366,7 +368,7 @@ class Writer:
         if rows and whole_text:
             # the tokens of the text the document_bodies view joins (a token never spans a line)
             body = " ".join(f"{r['heading_words']} {r['text_words']}" for r in rows)
-            self.q("document_body_insert", {"document_id": doc_id, "body": body})
+            self.execute("document_body_insert", {"document_id": doc_id, "body": body})
 
     def _chunk_rows(self, doc_id: int, chunks: list[Chunk], first_seq: int = 0) -> list[dict[str, object]]:
         """Chunk rows with their ids given here (past every id the sequence has seen), so the

@@ -132,7 +132,7 @@ class SearchRequest:
             raise InvalidParameter(f"max_tokens must be 1 or more, not {self.max_tokens}.")
         self.filters.check()
 
-    def but(self, **changes: Any) -> SearchRequest:
+    def with_changes(self, **changes: Any) -> SearchRequest:
         "The same request with some fields changed (another query, another limit...)."
         return replace(self, **changes)
 
@@ -156,4 +156,4 @@ def as_request(request: SearchRequest | str, options: dict[str, Any]) -> SearchR
         options = {k: v for k, v in options.items() if k != "filters"}
     if isinstance(request, str):
         return SearchRequest(request, **options)
-    return request.but(**options) if options else request
+    return request.with_changes(**options) if options else request

@@ -26,6 +26,7 @@ from typing import Any
 from memdex.models import SearchResult
 from memdex.query import marks, suggest
 from memdex.query.cascade import Cascade, filter_params
+from memdex.query.engine import Engine
 from memdex.query.listing import list_period
 from memdex.query.request import SearchRequest, as_request
 from memdex.query.suggest import Typos
@@ -34,26 +35,33 @@ from memdex.query.themes import patterns_noticed
 from memdex.store import db
 
 
-def search(conn: sqlite3.Connection, request: SearchRequest | str, **options: Any) -> SearchResult:
+def search(
+    conn: sqlite3.Connection, request: SearchRequest | str, engine: Engine | None = None, **options: Any
+) -> SearchResult:
     """Run the cascade for a request and return ranked hits.
 
     ``request`` is a :class:`SearchRequest`, or the query text with the request's fields as
-    keywords: ``search(conn, "deploy keys", limit=5)``.
+    keywords: ``search(conn, "deploy keys", limit=5)``. ``engine`` keeps the query encoder and
+    the vectors for the next search (``query.engine``); without one, this search loads them
+    for itself and keeps nothing.
     """
     request = as_request(request, options)
     # Text that cannot be encoded (lone surrogates from undecodable arguments) must not reach
     # SQLite as an exception: the odd characters become "?".
-    request = request.but(query=request.query.encode("utf-8", "replace").decode("utf-8"))
+    request = request.with_changes(query=request.query.encode("utf-8", "replace").decode("utf-8"))
     request.check()
-    with snapshot(conn):
-        result = _search(conn, request)
-        marks.mark(conn, result.hits)  # every door: a source deleted, a session's way back in
-        if request.patterns:
-            result.patterns = patterns_noticed(conn, result.hits)
-    if result.semantic and result.semantic["used"]:
-        from memdex.query.meaning.passes import after_search
-
-        after_search()  # a process that keeps searching: its faster query encoder, built now
+    own = engine is None
+    engine = engine or Engine()
+    try:
+        with snapshot(conn):
+            result = _search(conn, request, engine)
+            marks.mark(conn, result.hits)  # every door: a source deleted, a session's way back in
+            if request.patterns:
+                result.patterns = patterns_noticed(conn, result.hits)
+        engine.after_search()  # an engine that stays: its faster query encoder, built now
+    finally:
+        if own:
+            engine.close()
     return result
 
 
@@ -94,12 +102,12 @@ class Attempt:
     nothing_dated: tuple[str, ...] = ()
 
 
-def _search(conn: sqlite3.Connection, request: SearchRequest) -> SearchResult:
+def _search(conn: sqlite3.Connection, request: SearchRequest, engine: Engine) -> SearchResult:
     "The readings of ``_readings``, in its order, each at most once; the result they settle on."
     readings = _readings(conn, request)
     reading = next(readings)
     while True:
-        attempt = _attempt(conn, request, reading)
+        attempt = _attempt(conn, request, reading, engine)
         try:
             reading = readings.send(attempt)
         except StopIteration as done:
@@ -132,11 +140,11 @@ def _readings(conn: sqlite3.Connection, request: SearchRequest) -> Generator[Rea
     return suggest.suggested(typos, result)
 
 
-def _attempt(conn: sqlite3.Connection, request: SearchRequest, reading: Reading) -> Attempt:
+def _attempt(conn: sqlite3.Connection, request: SearchRequest, reading: Reading, engine: Engine) -> Attempt:
     """One reading searched: listed when it is dates alone, else the cascade, meaning fused
     in, and its hits made. When it reads dates and nothing dated then matches, it says so
     (``nothing_dated``) and goes no further: the next reading reads them as words."""
-    request = request.but(query=reading.text)
+    request = request.with_changes(query=reading.text)
     query, raw, filters = reading.text, request.raw, request.filters
     parsed = parse_query(query, date_words=reading.dates)
     own = tuple(
@@ -173,7 +181,7 @@ def _attempt(conn: sqlite3.Connection, request: SearchRequest, reading: Reading)
         if run.settled():  # meaning could not change the results shown: skip its cost
             meaning = MeaningPass(False, "not needed: enough results matched every key word")
         else:
-            meaning = meaning_pass(conn, query, request.semantic, run.params)
+            meaning = meaning_pass(conn, query, request.semantic, run.params, engine)
         if meaning.used and meaning.near:
             run.fuse(meaning.near)
         if meaning.note:
@@ -208,4 +216,4 @@ def _attempt(conn: sqlite3.Connection, request: SearchRequest, reading: Reading)
     return Attempt(result, run.terms)
 
 
-__all__ = ["Reading", "Typos", "search", "snapshot"]
+__all__ = ["Engine", "Reading", "Typos", "search", "snapshot"]

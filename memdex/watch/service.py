@@ -30,8 +30,8 @@ from memdex.store import db
 from memdex.store.lock import WriterLock
 from memdex.utils import atomic_write, utc_stamp
 from memdex.watch import handoff
+from memdex.watch.embedding import MeaningFollower
 from memdex.watch.events import Watcher
-from memdex.watch.meaning import MeaningFollower
 
 RECHECK_SECONDS = 2.0
 POLL_FALLBACK_SECONDS = 10.0  # roots the OS will not watch are re-scanned this often

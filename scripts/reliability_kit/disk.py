@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import memdex
+from memdex.ingest.pipeline import index_paths
 from memdex.store import db
 
 from .state import (
@@ -172,7 +172,7 @@ def page_limit(work: Path, notes: int, burst: int) -> dict[str, Any]:
     conn.execute(f"PRAGMA max_page_count = {pages + 40:d}")  # an int, formatted as one
     message = ""
     try:
-        memdex.index_paths(conn, roots)
+        index_paths(conn, roots)
     except DatabaseError as exc:
         message = str(exc)
     conn.close()

@@ -13,7 +13,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import memdex
+from memdex.ingest.pipeline import index_paths
+from memdex.query.search import search
 from memdex.store import db
 
 from .state import (
@@ -75,12 +76,12 @@ def fuzz_queries(db_path: Path, count: int, seed: int) -> dict[str, Any]:
             "max_tokens": rng.choice([None, None, 1, 500]),
         }
         try:
-            result = memdex.search(conn, text, **options)
+            result = search(conn, text, **options)
             json.dumps(result.to_dict(), ensure_ascii=False).encode("utf-8")
             assert all(0 <= h.relevance <= 1 for h in result.hits)
             outcomes["escaped: results" if result.hits else "escaped: no results"] += 1
             try:
-                memdex.search(conn, text, raw=True, **options)
+                search(conn, text, raw=True, **options)
                 outcomes["raw: ran"] += 1
             except QuerySyntaxError:
                 outcomes["raw: QuerySyntaxError"] += 1
@@ -201,17 +202,17 @@ def fuzz_files(work: Path, count: int, seed: int) -> dict[str, Any]:
         bad = mutate(good, rng)
         try:
             conn = db.connect(db_path)
-            memdex.index_paths(conn, [root])
+            index_paths(conn, [root])
             before = _rows_of(conn, target)
             target.write_bytes(bad)
             os.utime(target, ns=(time.time_ns(), time.time_ns() + 10**9))  # always seen as changed
-            report = memdex.index_paths(conn, [root])
+            report = index_paths(conn, [root])
             outcome = file_outcome(conn, report, target, bad)
             if outcome.startswith("skipped"):
                 assert _rows_of(conn, target) == before, "the last good version was not kept"
             if outcome.startswith("passed over") and before:
                 lost_on_pass_over += 1
-            assert [h.path for h in memdex.search(conn, f"zqcontrol{i}").hits] == [str(root / "control.md")]
+            assert [h.path for h in search(conn, f"zqcontrol{i}").hits] == [str(root / "control.md")]
             assert db.check(conn) == []
             conn.close()
             outcomes[outcome] += 1

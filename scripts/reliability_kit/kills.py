@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import memdex
+from memdex.ingest.pipeline import index_paths
 from memdex.store import db
 
 from .state import (
@@ -179,7 +179,7 @@ def kill_watch_rounds(work: Path, kills: int, burst: int, seed: int) -> dict[str
     shutil.copytree(SAMPLE / "serena", root)
     db_path, fresh = work / "watched.db", work / "fresh.db"
     conn = db.connect(db_path)
-    memdex.index_paths(conn, [root])
+    index_paths(conn, [root])
     conn.close()
     rounds = []
     for k in range(kills):

@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import memdex
+from memdex.ingest.pipeline import index_paths
+from memdex.query.search import search
 from memdex.store import db
 
 from .kills import start_watch, stop
@@ -45,19 +46,19 @@ def reader_loop(
         try:
             if roll < 0.4:
                 kind, i = "committed note", rng.randrange(base_tokens)
-                found = memdex.search(conn, f"zqbase{i}", use_synonyms=False).hits
+                found = search(conn, f"zqbase{i}", use_synonyms=False).hits
                 if [h.key for h in found] != [f"base/b{i:05d}.md"]:
                     errors.append(f"zqbase{i} gave {[h.key for h in found]}")
             elif roll < 0.8:
                 kind, j = "burst note", rng.randrange(burst_tokens)
-                found = memdex.search(conn, f"zqplant{j}", use_synonyms=False).hits
+                found = search(conn, f"zqplant{j}", use_synonyms=False).hits
                 if found:
                     seen.add(j)
                 elif j in seen:
                     errors.append(f"zqplant{j} was found, then not")
             else:
                 kind = "words"
-                memdex.search(conn, rng.choice(words))
+                search(conn, rng.choice(words))
         except Exception as exc:  # the failure being counted
             errors.append(f"{type(exc).__name__}: {exc}")
         latencies[kind].append((time.perf_counter() - started) * 1000)
@@ -97,7 +98,7 @@ def load(
     if writer == "index":
         synth.write_notes(burst, notes, seed=5)  # written first: the run times the writer alone
     conn = db.connect(db_path)
-    memdex.index_paths(conn, [root])
+    index_paths(conn, [root])
     conn.close()
     initial = committed(db_path)
     stop_file = work / "stop"
@@ -142,7 +143,7 @@ def load(
             watch.kill()
             watch.wait()
     conn = db.connect(db_path, create=False, readonly=True)
-    missing = [j for j in range(notes) if not memdex.search(conn, f"zqplant{j}", use_synonyms=False).hits]
+    missing = [j for j in range(notes) if not search(conn, f"zqplant{j}", use_synonyms=False).hits]
     conn.close()
     by_kind = {k: [x for o in outputs for x in o["latencies_ms"][k]] for k in outputs[0]["latencies_ms"]}
     latencies = [x for values in by_kind.values() for x in values]

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import memdex
+from memdex.ingest.pipeline import index_paths
 from memdex.store import db
 
 HERE = Path(__file__).resolve().parent.parent  # scripts/
@@ -97,7 +97,7 @@ def fresh_index(root: Path | list[Path], db_path: Path) -> dict[str, list[tuple[
     for p in db_path.parent.glob(db_path.name + "*"):
         p.unlink()
     conn = db.connect(db_path)
-    memdex.index_paths(conn, root if isinstance(root, list) else [root])
+    index_paths(conn, root if isinstance(root, list) else [root])
     conn.close()
     return canonical(db_path)
 

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import memdex
 from memdex.answer.extractive import sentences
+from memdex.ingest.pipeline import index_paths
 from memdex.ingest.structure import Heading, Structure, _plain_headings, parsed_structure, structure_of
 from memdex.serena.keywords import terms_of
 
@@ -87,7 +87,7 @@ def test_indexed_chunks_follow_the_fences(
     folder = tmp_path / "notes"
     folder.mkdir()
     (folder / "fences.md").write_text(FRONTMATTER + text)
-    assert memdex.index_paths(conn, [folder]).added == 1
+    assert index_paths(conn, [folder]).added == 1
     title, *_ = conn.execute("SELECT title FROM documents").fetchone()
     rows = conn.execute("SELECT heading, line_start, line_end FROM chunks ORDER BY seq").fetchall()
     assert title == "Top"
@@ -135,10 +135,10 @@ def test_an_index_read_by_the_old_scanner_is_read_again(conn: sqlite3.Connection
     folder = tmp_path / "notes"
     folder.mkdir()
     (folder / "fences.md").write_text(FRONTMATTER + CASES["backtick fence holding a tilde line"][0])
-    memdex.index_paths(conn, [folder])
+    index_paths(conn, [folder])
     conn.execute("UPDATE roots SET ingest_version = 2")  # as an index written before issue 13 was fixed
     conn.commit()
-    assert memdex.index_paths(conn, [folder]).updated == 1
+    assert index_paths(conn, [folder]).updated == 1
 
 
 # -- the plain reading: a text with no fence or HTML block is read without markdown-it ----------

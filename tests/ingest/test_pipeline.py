@@ -174,8 +174,8 @@ def test_unreadable_folder_keeps_what_was_indexed(tmp_path: Path, sample_copy: P
     conn.close()
     (sample_copy / "serena" / "git").chmod(0)
     code = (
-        "import sys, memdex; from memdex.store import db; "
-        "r = memdex.index_paths(db.connect(sys.argv[1]), [sys.argv[2]]); "
+        "import sys; from memdex.ingest.pipeline import index_paths; from memdex.store import db; "
+        "r = index_paths(db.connect(sys.argv[1]), [sys.argv[2]]); "
         "print(r.removed, [s.reason for s in r.skipped])"
     )
     prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
@@ -205,8 +205,8 @@ def test_unreadable_file(conn: sqlite3.Connection, tmp_path: Path) -> None:
     (root / "secret.md").chmod(0)
     db_file = tmp_path / "perm.db"
     code = (
-        "import sys, memdex; from memdex.store import db; "
-        "r = memdex.index_paths(db.connect(sys.argv[1]), [sys.argv[2]]); "
+        "import sys; from memdex.ingest.pipeline import index_paths; from memdex.store import db; "
+        "r = index_paths(db.connect(sys.argv[1]), [sys.argv[2]]); "
         "print([(s.path.rsplit('/', 1)[1], s.reason) for s in r.skipped])"
     )
     prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
@@ -423,7 +423,7 @@ def test_a_very_deep_tree(conn: sqlite3.Connection, tmp_path: Path) -> None:
 
 def test_files_are_parsed_with_no_write_lock_held(conn: sqlite3.Connection, tmp_path: Path) -> None:
     "Another writer gets in while a slow file is being parsed: the lock is held only to write."
-    from memdex.ingest import SOURCES, register
+    from memdex.ingest import register, sources
     from memdex.ingest.kinds.note import NoteKind
 
     other = db.connect(conn.execute("PRAGMA database_list").fetchone()[2])
@@ -448,7 +448,7 @@ def test_files_are_parsed_with_no_write_lock_held(conn: sqlite3.Connection, tmp_
     try:
         report = index_paths(conn, [root], kind="slow")
     finally:
-        del SOURCES["slow"]
+        del sources()["slow"]
         other.close()
     assert got_in == [True] * 6 and report.added == 6
 
@@ -473,8 +473,8 @@ def test_a_permission_fix_is_noticed_without_touching_the_file(tmp_path: Path) -
     (root / "later.md").chmod(0)
     db_file = tmp_path / "perm.db"
     code = (
-        "import sys, memdex; from memdex.store import db; "
-        "r = memdex.index_paths(db.connect(sys.argv[1]), [sys.argv[2]]); print(len(r.skipped))"
+        "import sys; from memdex.ingest.pipeline import index_paths; from memdex.store import db; "
+        "r = index_paths(db.connect(sys.argv[1]), [sys.argv[2]]); print(len(r.skipped))"
     )
     prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
 

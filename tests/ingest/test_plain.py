@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from memdex.doors.cli import cli
-from memdex.ingest import SOURCES, traits_of
+from memdex.ingest import sources, traits_of
 from memdex.ingest.kinds.plain import parse_plain
 from memdex.ingest.pipeline import index_paths
 from memdex.query.documents import get_document
@@ -138,12 +138,12 @@ def test_binary_and_non_utf8_files_are_reported_and_skipped(conn: sqlite3.Connec
 
 
 def test_memdex_kinds_lists_it_and_the_cli_indexes_it(tmp_path: Path, db_path: Path) -> None:
-    assert traits_of("text").one_document_per_file and SOURCES["text"].claims("a/b/notes.RST")
+    assert traits_of("text").one_document_per_file and sources()["text"].claims("a/b/notes.RST")
     run = CliRunner()
     listed = run.invoke(cli, ["kinds"])
     lines = [line.split(maxsplit=1) for line in listed.stdout.splitlines()]
-    assert listed.exit_code == 0 and ["text", SOURCES["text"].description] in lines
-    assert SOURCES["text"].description.startswith("plain text (*.txt, *.text, *.rst, *.org)")
+    assert listed.exit_code == 0 and ["text", sources()["text"].description] in lines
+    assert sources()["text"].description.startswith("plain text (*.txt, *.text, *.rst, *.org)")
     root = corpus(tmp_path)
     assert run.invoke(cli, ["--db", str(db_path), "index", str(root)]).exit_code == 0
     out = run.invoke(cli, ["--db", str(db_path), "search", "aphids", "--kind", "text", "--json"])

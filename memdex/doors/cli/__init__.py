@@ -18,6 +18,7 @@ import click
 
 from memdex import __version__
 from memdex.errors import DatabaseError, MemdexError
+from memdex.query.engine import Engine
 from memdex.store import db
 
 
@@ -106,7 +107,23 @@ def cli(ctx: click.Context, db_path: str | None) -> None:
 
         memdex index ~/.claude/mnemonic && memdex search "deploy key rotation"
     """
+    # memdex serve runs a command with its engine as obj (serve.caller): what it keeps warm
+    served = ctx.obj
+    ctx.meta[ENGINE] = served if isinstance(served, Engine) else None
     ctx.obj = db.resolve_db_path(db_path)
+
+
+ENGINE = "memdex.engine"  # ctx.meta's key for the engine a command searches with
+
+
+def engine(ctx: click.Context) -> Engine:
+    """The engine this command searches with (``query.engine``): the server's when memdex serve
+    runs it, else one of its own, closed when the command ends."""
+    found: Engine | None = ctx.meta.get(ENGINE)
+    if found is None:
+        found = ctx.meta[ENGINE] = Engine()
+        ctx.call_on_close(found.close)
+    return found
 
 
 def main() -> None:

@@ -5,15 +5,21 @@ from __future__ import annotations
 import click
 
 from memdex.doors.cli import Failure, cli, connect, echo_json, progress_bar
-from memdex.query.meaning.model import DEFAULT_PRECISION, PRECISION_ENV, PRECISIONS, check_precision
-from memdex.query.meaning.windows import COVERAGES, DEFAULT_COVERAGE, check_coverage
+from memdex.query.meaning.model import (
+    DEFAULT_MODEL,
+    DEFAULT_PRECISION,
+    PRECISION_ENV,
+    PRECISIONS,
+    check_precision,
+)
+from memdex.query.meaning.windows import COVERAGES, DEFAULT_COVERAGE
 
 
 @cli.command()
 @click.option(
     "--model",
     envvar="MEMDEX_EMBED_MODEL",
-    default="sentence-transformers/all-MiniLM-L6-v2",
+    default=DEFAULT_MODEL,
     show_default=True,
     help="Model folder, or a Hugging Face name found in its cache ($MEMDEX_EMBED_MODEL).",
 )
@@ -83,21 +89,16 @@ def embed(
     missing = available()
     if missing:
         raise Failure(f"Search by meaning needs the semantic extra: {missing}.")
-    from memdex.query.meaning.embed import embed as embed_chunks
-    from memdex.query.meaning.embed import index_precision, passage_encoder
-    from memdex.query.meaning.model import load_spec, resolve_model
+    from memdex.query.meaning.embed import embed_index
 
-    spec = load_spec(resolve_model(model))
-    # An index keeps the precision it has: a default that changed must not re-embed it all.
-    spec = spec.at(
-        check_precision(precision) if precision else index_precision(conn, spec) or DEFAULT_PRECISION
-    )
-    encoder = passage_encoder(spec, batch_size=batch_size, threads=threads)
-    report = embed_chunks(
+    report = embed_index(
         conn,
-        encoder,
+        model,
+        precision=precision,
+        coverage=coverage,
+        batch_size=batch_size,
+        threads=threads,
         progress=progress_bar("Embedding", min_total=50),
-        coverage=check_coverage(coverage) if coverage else None,
     )
     if as_json:
         echo_json(report.to_dict())

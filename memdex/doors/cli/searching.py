@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from memdex.answer.claude import DEFAULT_MODEL
-from memdex.doors.cli import Failure, cli, connect, echo_json
+from memdex.doors.cli import Failure, cli, connect, echo_json, engine
 from memdex.errors import MemdexError
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ def search(
     if batch is not None:
         from memdex.doors.batch import run_batch
 
-        for line in run_batch(connect(ctx, create=False, readonly=True), batch):
+        for line in run_batch(connect(ctx, create=False, readonly=True), batch, engine=engine(ctx)):
             click.echo(json.dumps(line, ensure_ascii=False, default=str))
         return
     if query is None:
@@ -150,7 +150,7 @@ def _run(ctx: click.Context, request: Asked, as_json: bool, show_sql: bool, kw: 
     from memdex.doors.dispatch import deliver, run
 
     conn = connect(ctx, create=False, readonly=True)
-    outcome = run(conn, request.request, **request.answer)
+    outcome = run(conn, request.request, engine=engine(ctx), **request.answer)
     if outcome.answer is not None and not outcome.answer.sources:
         raise Failure(outcome.answer.summary)
     try:

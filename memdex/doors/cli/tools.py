@@ -19,7 +19,7 @@ def kinds(as_json: bool) -> None:
 
         memdex kinds
     """
-    from memdex.ingest import SOURCES
+    from memdex.ingest import sources
     from memdex.ingest.locations import agent_locations
 
     where: dict[str, list[dict[str, object]]] = {}
@@ -28,12 +28,12 @@ def kinds(as_json: bool) -> None:
     if as_json:
         listed = [
             {"name": k.name, "description": k.description, "locations": where.get(k.name, [])}
-            for k in SOURCES.values()
+            for k in sources().values()
         ]
         echo_json(listed)
         return
-    width = max(len(k.name) for k in SOURCES.values()) + 2  # the longest name (claude-code) lines up too
-    for kind in SOURCES.values():
+    width = max(len(k.name) for k in sources().values()) + 2  # the longest name (claude-code) lines up too
+    for kind in sources().values():
         click.echo(f"{kind.name:{width}}{kind.description}")
         for entry in where.get(kind.name, []):
             click.echo(f"{'':{width}}default: {entry['location']}{' (found)' if entry['exists'] else ''}")

@@ -18,9 +18,12 @@ import time
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from memdex.doors.serve.client import relevant
+
+if TYPE_CHECKING:
+    from memdex.query.engine import Engine
 
 
 class Gate:
@@ -154,13 +157,13 @@ def _set_env(values: dict[str, str | None]) -> None:
         time.tzset()  # local dates follow the caller's time zone
 
 
-def run_command(argv: list[str]) -> int:
-    """``memdex ARGV`` through the click group, as ``main()`` runs it: its exit code. A bug
-    prints its traceback and exits 1, as Python does."""
+def run_command(argv: list[str], engine: Engine | None = None) -> int:
+    """``memdex ARGV`` through the click group, as ``main()`` runs it, searching with the
+    server's ``engine``: its exit code. A bug prints its traceback and exits 1, as Python does."""
     from memdex.doors.cli import cli
 
     try:
-        cli.main(args=argv, prog_name="memdex", standalone_mode=True)
+        cli.main(args=argv, prog_name="memdex", standalone_mode=True, obj=engine)
     except SystemExit as done:
         if done.code is None or isinstance(done.code, int):
             return done.code or 0

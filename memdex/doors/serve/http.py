@@ -29,6 +29,7 @@ from memdex import __version__
 from memdex.doors.serve.auth import authorized
 from memdex.doors.serve.caller import Gate
 from memdex.errors import InvalidParameter, MemdexError, raise_errors
+from memdex.query.engine import Engine
 
 log = logging.getLogger("memdex.doors.serve")
 
@@ -59,7 +60,7 @@ class HttpServer:
         self._server: Any = None
         self._thread: threading.Thread | None = None
 
-    def start(self, gate: Gate, timeout: float = 30.0) -> str:
+    def start(self, gate: Gate, engine: Engine, timeout: float = 30.0) -> str:
         "Listen (failing here if the address is taken) and serve; the address served."
         import uvicorn
 
@@ -75,7 +76,7 @@ class HttpServer:
             raise MemdexError(f"Cannot serve HTTP on {s.host}:{s.port}: {exc.strerror or exc}.") from exc
         port = sock.getsockname()[1]
         config = uvicorn.Config(
-            self.app(gate, port),
+            self.app(gate, port, engine),
             log_level="warning",
             access_log=False,
             ssl_certfile=str(s.tls_cert) if s.tls_cert else None,
@@ -108,14 +109,14 @@ class HttpServer:
         if self._thread is not None:
             self._thread.join()
 
-    def app(self, gate: Gate, port: int) -> Any:
-        "The ASGI app: the JSON routes and MCP, behind the token or the Host check."
+    def app(self, gate: Gate, port: int, engine: Engine) -> Any:
+        "The ASGI app: the JSON routes and MCP, behind the token or the Host check, on the server's engine."
         from mcp.server.transport_security import TransportSecuritySettings
 
         from memdex.doors.mcp_server import build
 
-        mcp = build(self.db_path, guard=gate.shared, files=False)
-        endpoints = Endpoints(self.db_path, gate)
+        mcp = build(self.db_path, guard=gate.shared, files=False, engine=engine)
+        endpoints = Endpoints(self.db_path, gate, engine)
         for path, handler in (
             ("/search", endpoints.search),
             ("/show", endpoints.show),
@@ -187,9 +188,10 @@ class Guard:
 class Endpoints:
     "The JSON routes: each parses its parameters, calls one library function, renders JSON."
 
-    def __init__(self, db_path: Path, gate: Gate) -> None:
+    def __init__(self, db_path: Path, gate: Gate, engine: Engine) -> None:
         self.db_path = db_path
         self.gate = gate
+        self.engine = engine
 
     def health(self, params: list[tuple[str, str]]) -> tuple[int, bytes]:
         return 200, _json({"ok": True, "version": __version__})
@@ -200,7 +202,7 @@ class Endpoints:
             from memdex.query.options import parse_text
 
             asked = parse_text(None, params, refused=WRITES)
-            return run(conn, asked.request, **asked.answer).to_dict()
+            return run(conn, asked.request, engine=self.engine, **asked.answer).to_dict()
 
         return self._answer(work)
 

@@ -29,6 +29,7 @@ from memdex.doors.serve.caller import Gate, as_caller, route_output, run_command
 from memdex.doors.serve.client import PROTOCOL, ping, socket_path
 from memdex.doors.serve.state import state_path
 from memdex.errors import IndexNotFound, MemdexError
+from memdex.query.engine import Engine
 from memdex.utils import atomic_write, utc_stamp
 
 if TYPE_CHECKING:
@@ -52,6 +53,9 @@ class Server:
         self.db_path = db_path
         self.socket = Path(socket_path(str(db_path)))
         self.gate = Gate()
+        # What the server keeps warm for every command, MCP call and HTTP search it answers:
+        # the query encoder (onnxruntime's, built in the warm-up) and the vectors.
+        self.engine = Engine(stays=True)
         self.watcher = watcher
         self.http = http
         self.exit_code = 0
@@ -95,7 +99,7 @@ class Server:
             route_output()
             self._start("memdex-socket", self._listener.serve_forever)
             if self.http is not None:
-                self.state["http"] = self.http.start(self.gate)
+                self.state["http"] = self.http.start(self.gate, self.engine)
                 log.info("serving HTTP at %s (MCP at %s/mcp)", self.state["http"], self.state["http"])
             self._start("memdex-warm", self._warm)
             self._save()
@@ -147,6 +151,7 @@ class Server:
                 pass
         if self.http is not None:
             self.http.stop()
+        self.engine.close()
         for thread in self._threads:
             thread.join()
         self.state["stopped_at"] = utc_stamp()
@@ -160,14 +165,13 @@ class Server:
         try:
             from memdex.doors.cli import searching  # noqa: F401 - the commands' modules, loaded
             from memdex.doors.dispatch import run
-            from memdex.query.meaning import passes
             from memdex.store import db
 
             with self.gate.shared():
                 conn = db.connect(self.db_path, create=False, readonly=True, upgrade=True)
                 try:
-                    result = run(conn, WARM_QUERY).result
-                    encoder = passes.stay(conn)  # onnxruntime's, built before any caller asks
+                    result = run(conn, WARM_QUERY, engine=self.engine).result
+                    encoder = self.engine.warm(conn)  # onnxruntime's, built before any caller asks
                 finally:
                     conn.close()
             meaning = result.semantic
@@ -205,7 +209,7 @@ class Server:
         tty = tuple(bool(t) for t in request.get("tty", (False, False)))[:2]
         stdin = str(request.get("stdin") or "")
         with as_caller(self.gate, request["cwd"], dict(request["env"]), (tty[0], tty[1]), stdin) as out:
-            code = run_command(argv)
+            code = run_command(argv, self.engine)
         self.state["requests"]["cli"] += 1
         return {"exit": code, "out": out}
 

@@ -29,7 +29,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from memdex.ingest.base import MB, SNIFF_BYTES, Resume, SourceFile, SourceKind
+from memdex.ingest.base import MB, SNIFF_BYTES, SourceFile, SourceKind
 from memdex.ingest.chat import (
     Conversation,
     first_words,
@@ -163,9 +163,6 @@ class AiderKind(SourceKind):
     max_bytes = 2048 * MB
     appendable = True
     record_separator = ":"
-    session_log = True
-    # Aider resumes no session by id: this restores the folder's whole history.
-    resume = Resume(("aider", "--restore-chat-history"))
 
     def claims(self, rel_path: str) -> bool:
         """A markdown file named as Aider names its history (``.aider.chat.history.md``, or a

@@ -21,11 +21,10 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
-from memdex.ingest.base import SNIFF_BYTES, Resume
+from memdex.ingest.base import SNIFF_BYTES
 from memdex.ingest.chat import Conversation, first_words
 from memdex.ingest.sessions import (
     TEXT_BYTES,
@@ -33,6 +32,7 @@ from memdex.ingest.sessions import (
     SessionKind,
     SessionReader,
     WholeReadNeeded,
+    call_text,
     trimmed,
 )
 from memdex.utils import as_date
@@ -291,13 +291,12 @@ def _messages(record: dict[str, Any]) -> list[tuple[str, str]]:
     return merged
 
 
-def _shown(payload: Any) -> str:
-    if isinstance(payload, dict):
-        for key in ("command", "file_path", "pattern", "url", "query", "description", "prompt"):
-            if isinstance(payload.get(key), str):
-                rest = {k: v for k, v in payload.items() if k != key}
-                return payload[key] + (f" {json.dumps(rest, ensure_ascii=False)}" if rest else "")
-    return payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+# What a tool call's arguments are shown by, first found first (sessions.call_text).
+_CALL_KEYS = ("command", "file_path", "pattern", "url", "query", "description", "prompt")
+
+
+def _shown(arguments: Any) -> str:
+    return call_text(arguments, _CALL_KEYS)
 
 
 def _result_text(content: Any) -> str:
@@ -321,7 +320,6 @@ class ClaudeCodeKind(SessionKind):
     name = "claude-code"
     description = "Claude Code session log: ~/.claude/projects/<project>/<session>.jsonl"
     reader = ClaudeCodeReader
-    resume = Resume(("claude", "--resume", "{session|key}"))  # in the session's folder
     locations = ("$CLAUDE_CONFIG_DIR/projects | ~/.claude/projects",)
 
     def sniff(self, data: bytes) -> bool:

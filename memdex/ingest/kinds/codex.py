@@ -20,7 +20,7 @@ import hashlib
 import json
 from typing import Any
 
-from memdex.ingest.base import SNIFF_BYTES, Resume
+from memdex.ingest.base import SNIFF_BYTES
 from memdex.ingest.chat import first_words
 from memdex.ingest.sessions import TEXT_BYTES, Line, SessionKind, SessionReader, first_text, trimmed
 from memdex.utils import as_date
@@ -171,7 +171,6 @@ class CodexKind(SessionKind):
     name = "codex"
     description = "Codex CLI rollout: ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl"
     reader = CodexReader
-    resume = Resume(("codex", "resume", "{key}"))  # `codex resume` lists the folder's sessions
     locations = ("$CODEX_HOME/sessions | ~/.codex/sessions",)
 
     def sniff(self, data: bytes) -> bool:

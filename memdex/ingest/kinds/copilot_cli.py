@@ -25,25 +25,26 @@ import json
 from typing import Any
 
 from memdex.errors import IngestError
-from memdex.ingest.base import SNIFF_BYTES, Resume, SourceFile
+from memdex.ingest.base import SNIFF_BYTES, SourceFile
 from memdex.ingest.chat import first_words, to_document
-from memdex.ingest.sessions import TEXT_BYTES, Line, SessionKind, SessionReader, first_text, trimmed
+from memdex.ingest.sessions import (
+    TEXT_BYTES,
+    Line,
+    SessionKind,
+    SessionReader,
+    call_text,
+    first_text,
+    trimmed,
+)
 from memdex.models import ParsedFile
 from memdex.utils import as_date
 
+# What a tool call's arguments are shown by, first found first (sessions.call_text).
+_CALL_KEYS = ("command", "path", "file_path", "pattern", "query", "url", "prompt", "intent")
 
-def _shown(args: Any) -> str:
-    if isinstance(args, str):
-        try:
-            args = json.loads(args)
-        except ValueError:
-            return args
-    if isinstance(args, dict):
-        for key in ("command", "path", "file_path", "pattern", "query", "url", "prompt", "intent"):
-            if isinstance(args.get(key), str):
-                rest = {k: v for k, v in args.items() if k != key}
-                return args[key] + (f" {json.dumps(rest, ensure_ascii=False)}" if rest else "")
-    return args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+
+def _shown(arguments: Any) -> str:
+    return call_text(arguments, _CALL_KEYS, json_text=True)
 
 
 def _result_text(result: Any) -> str:
@@ -129,7 +130,6 @@ class CopilotCliKind(SessionKind):
     )
     suffixes: tuple[str, ...] = (".json", ".jsonl")
     reader = CopilotReader
-    resume = Resume(("copilot", "--resume", "{session}"))
     locations = ("~/.copilot/session-state", "~/.copilot/history-session-state")
 
     def claims(self, rel_path: str) -> bool:

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from memdex.errors import IngestError
-from memdex.ingest.base import SNIFF_BYTES, Resume, SourceFile
+from memdex.ingest.base import SNIFF_BYTES, SourceFile
 from memdex.ingest.chat import Conversation, Message, first_words, to_document
 from memdex.ingest.sessions import (
     TEXT_BYTES,
@@ -44,6 +44,7 @@ from memdex.ingest.sessions import (
     SessionKind,
     SessionReader,
     WholeReadNeeded,
+    call_text,
     trimmed,
 )
 from memdex.models import ParsedFile
@@ -68,13 +69,12 @@ def content_text(content: Any) -> str:
     return ""
 
 
-def _shown(value: Any) -> str:
-    if isinstance(value, dict):
-        for key in ("command", "file_path", "absolute_path", "path", "pattern", "query", "url", "prompt"):
-            if isinstance(value.get(key), str):
-                rest = {k: v for k, v in value.items() if k != key}
-                return value[key] + (f" {json.dumps(rest, ensure_ascii=False)}" if rest else "")
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+# What a tool call's arguments are shown by, first found first (sessions.call_text).
+_CALL_KEYS = ("command", "file_path", "absolute_path", "path", "pattern", "query", "url", "prompt")
+
+
+def _shown(arguments: Any) -> str:
+    return call_text(arguments, _CALL_KEYS)
 
 
 def _result(call: dict[str, Any]) -> str | None:
@@ -257,7 +257,6 @@ class GeminiCliKind(SessionKind):
     )
     suffixes: tuple[str, ...] = (".json", ".jsonl")
     reader = GeminiCliReader
-    resume = Resume(("gemini", "--resume", "{session}"))  # sessions are kept per project folder
     locations = ("~/.gemini/tmp",)
 
     def claims(self, rel_path: str) -> bool:

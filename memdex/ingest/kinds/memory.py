@@ -15,7 +15,6 @@ from memdex.models import ParsedFile
 class MemoryKind(SourceKind):
     name = "memory"
     description = "mnemonic / MIF *.memory.md files with YAML frontmatter"
-    one_document_per_file = True
 
     def claims(self, rel_path: str) -> bool:
         return rel_path.lower().endswith(".memory.md")

@@ -17,7 +17,6 @@ from memdex.models import ParsedFile
 class NoteKind(SourceKind):
     name = "note"
     description = "any markdown file (*.md, *.markdown), frontmatter optional"
-    one_document_per_file = True
 
     def claims(self, rel_path: str) -> bool:
         return self.accepts(rel_path)

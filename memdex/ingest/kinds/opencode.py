@@ -32,9 +32,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from memdex.ingest.base import MB, SNIFF_BYTES, Resume, SourceFile, SourceKind
+from memdex.ingest.base import MB, SNIFF_BYTES, SourceFile, SourceKind
 from memdex.ingest.chat import Conversation, Message, first_words, to_document
-from memdex.ingest.sessions import TEXT_BYTES, trimmed
+from memdex.ingest.sessions import TEXT_BYTES, call_text, trimmed
 from memdex.models import ParsedFile
 from memdex.utils import as_date
 
@@ -58,8 +58,6 @@ class OpenCodeKind(SourceKind):
     suffixes = (".json",)
     aggregate = True
     record_separator = "#"
-    session_log = True
-    resume = Resume(("opencode", "--session", "{session}"))
     locations = ("$XDG_DATA_HOME/opencode/storage | ~/.local/share/opencode/storage",)
 
     def claims_root(self, root: Path) -> bool:
@@ -251,10 +249,9 @@ def _part(part: dict[str, Any], role: str, time: str | None, meta: dict[str, Any
     return []
 
 
-def _shown(value: Any) -> str:
-    if isinstance(value, dict):
-        for key in ("command", "filePath", "path", "pattern", "query", "url", "prompt", "description"):
-            if isinstance(value.get(key), str):
-                rest = {k: v for k, v in value.items() if k != key}
-                return value[key] + (f" {json.dumps(rest, ensure_ascii=False)}" if rest else "")
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+# What a tool call's arguments are shown by, first found first (sessions.call_text).
+_CALL_KEYS = ("command", "filePath", "path", "pattern", "query", "url", "prompt", "description")
+
+
+def _shown(arguments: Any) -> str:
+    return call_text(arguments, _CALL_KEYS)

@@ -43,7 +43,6 @@ class PlainKind(SourceKind):
     name = "text"
     description = "plain text (*.txt, *.text, *.rst, *.org): paragraphs as chunks, titled by its title line"
     suffixes = SUFFIXES
-    one_document_per_file = True
 
     def claims(self, rel_path: str) -> bool:
         return self.accepts(rel_path)

@@ -86,8 +86,6 @@ def has_index_table(path: Path) -> bool:
 class SerenaKind(SourceKind):
     name = "serena"
     description = "Serena memory folders: memory-index.md, *-index.md keyword tables, atomic files"
-    one_document_per_file = True
-    root_counts = ("serena_orphans",)  # memories no index row points at
 
     def claims_root(self, root: Path) -> bool:
         if not root.is_dir():

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sqlite3
 import sys
 from functools import cache
+from pathlib import Path
 
 EXTRA = "pip install 'memdex[semantic]'"
 REQUIRED = ("numpy", "safetensors", "tokenizers")
@@ -25,26 +27,54 @@ def available() -> str | None:
     return None
 
 
-_blas: dict[str, bool] = {}
+BLAS_ENV = "OPENBLAS_NUM_THREADS"
 
 
-def pin_blas() -> None:
-    """Before a process first imports numpy: OpenBLAS then starts no threads of its own, which
-    a search never uses (the query and the product run on one thread; the encoder's runs are
-    its threads). Starting them cost a CLI search 40 ms of CPU, and holding them to one thread
-    afterwards through threadpoolctl another 8 ms. A setting of the user's own is kept."""
-    if "numpy" not in sys.modules and "one_thread" not in _blas:
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-        _blas["one_thread"] = os.environ["OPENBLAS_NUM_THREADS"].strip() == "1"
+def one_blas_thread() -> None:
+    """Hold OpenBLAS to one thread in this process, before it first imports numpy: OpenBLAS
+    then starts no threads of its own, which a search never uses (the query and the product
+    run on one thread; the encoder's runs are its threads). Starting them cost a CLI search
+    40 ms of CPU, and holding them to one thread afterwards through threadpoolctl another 8
+    ms. Only the ``memdex`` command asks, for its own process, at its start (``doors.main``):
+    a library never writes its user's environment. A setting of the user's own is kept."""
+    if "numpy" not in sys.modules:
+        os.environ.setdefault(BLAS_ENV, "1")
 
 
 def blas_pinned() -> bool:
-    "Whether BLAS was held to one thread before numpy loaded it (by :func:`pin_blas`)."
-    if not _blas.get("one_thread"):
-        return False
-    if "openblas" not in _blas:  # numpy built with another BLAS does not read the variable
-        import numpy as np
+    """Is BLAS held to one thread (its variable said so when numpy loaded it)? Else a search
+    holds it there for its product itself (threadpoolctl)."""
+    return os.environ.get(BLAS_ENV, "").strip() == "1" and _openblas()
 
-        name = str(np.__config__.CONFIG.get("Build Dependencies", {}).get("blas", {}).get("name", ""))
-        _blas["openblas"] = "openblas" in name.lower()
-    return _blas["openblas"]
+
+@cache
+def _openblas() -> bool:
+    "Is numpy built with OpenBLAS (the only BLAS that reads the variable)?"
+    import numpy as np
+
+    name = str(np.__config__.CONFIG.get("Build Dependencies", {}).get("blas", {}).get("name", ""))
+    return "openblas" in name.lower()
+
+
+def current_model(conn: sqlite3.Connection) -> sqlite3.Row | None:
+    "The model the index's newest vectors come from."
+    from memdex.store import db
+
+    return conn.execute(db.query("embedding_model_current")).fetchone()
+
+
+def model_path(source: str) -> Path:
+    "Where the model's files are: $MEMDEX_EMBED_MODEL when set, else where `memdex embed` read them."
+    from memdex.errors import MemdexError
+    from memdex.query.meaning.model import MODEL_ENV, resolve_model
+
+    override = os.environ.get(MODEL_ENV)
+    if override:
+        return resolve_model(override)
+    path = Path(source)
+    if not path.is_dir():
+        raise MemdexError(
+            f"the embedding model is no longer at {path}: set {MODEL_ENV} to its folder, "
+            "or run `memdex embed --model PATH` again"
+        )
+    return path

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from memdex.errors import InvalidParameter
-from memdex.query.meaning.model import PRECISIONS, Precision, precision_of
+from memdex.query.meaning.model import DEFAULT_MODEL, PRECISIONS, Precision, precision_of
 from memdex.query.meaning.vectors import quantize, refresh, remove_file, text_hash
 from memdex.query.meaning.windows import COVERAGES, DEFAULT_COVERAGE, Coverage, Windows, check_coverage
 from memdex.store import db
@@ -120,6 +120,29 @@ def _newest(conn: sqlite3.Connection, names: set[str]) -> str | None:
         if row["name"] in names:
             return str(row["name"])
     return None
+
+
+def embed_index(
+    conn: sqlite3.Connection,
+    model: str = DEFAULT_MODEL,
+    *,
+    precision: str | None = None,
+    coverage: str | None = None,
+    batch_size: int | None = None,
+    threads: int | None = None,
+    progress: Progress | None = None,
+) -> EmbedReport:
+    """What ``memdex embed`` does: the model (a folder, or a name in the Hugging Face cache) at
+    the precision asked, else the one the index's vectors have (a default that changed never
+    embeds an index again), else the default; every chunk without its vector embedded."""
+    from memdex.query.meaning.model import DEFAULT_PRECISION, check_precision, load_spec, resolve_model
+
+    spec = load_spec(resolve_model(model))
+    spec = spec.at(
+        check_precision(precision) if precision else index_precision(conn, spec) or DEFAULT_PRECISION
+    )
+    encoder = passage_encoder(spec, batch_size=batch_size, threads=threads)
+    return embed(conn, encoder, progress=progress, coverage=check_coverage(coverage) if coverage else None)
 
 
 def embed(

@@ -22,7 +22,6 @@ import logging
 import os
 import sqlite3
 import stat
-import threading
 import time
 from pathlib import Path
 
@@ -51,10 +50,6 @@ def quantize(vectors: FloatArray) -> tuple[float, bytes]:
     return scale, np.round(vectors / scale).astype(np.int8).tobytes()
 
 
-def dequantize(scale: float, data: bytes) -> FloatArray:
-    return np.frombuffer(data, dtype=np.int8).astype(np.float32) * np.float32(scale)
-
-
 def matrix_path(conn: sqlite3.Connection) -> Path | None:
     "Where the index's matrix file is (None for an in-memory index)."
     path = db.path_of(conn)
@@ -66,15 +61,6 @@ def current_version(conn: sqlite3.Connection) -> int:
     return int(conn.execute(db.query("vectors_version")).fetchone()[0])
 
 
-_cache: dict[tuple[str, str], Matrix] = {}
-_lock = threading.Lock()
-
-
-def _key(conn: sqlite3.Connection, model: str) -> tuple[str, str]:
-    path = db.path_of(conn)
-    return (str(path.resolve()) if path else f"memory:{id(conn)}", model)
-
-
 def row_keys(scales: NDArray[np.float64]) -> NDArray[np.uint64]:
     """Which vector a matrix holds for each chunk, in 64 bits: the bits of its stored scale. A
     chunk's text never changes (a changed text is a new chunk), so its vector of a model is
@@ -83,22 +69,17 @@ def row_keys(scales: NDArray[np.float64]) -> NDArray[np.uint64]:
     return np.ascontiguousarray(scales, dtype=np.float64).view(np.uint64)
 
 
-def matrix(conn: sqlite3.Connection, model: str, dim: int) -> Matrix:
-    "The vectors of ``model`` in this index as it is now: kept, memory-mapped, or read anew."
-    key = _key(conn, model)
-    version = current_version(conn)
-    with _lock:
-        cached = _cache.get(key)
-    if cached is not None and cached.version == version:
-        return cached
+def current(conn: sqlite3.Connection, model: str, dim: int, version: int, kept: Matrix | None) -> Matrix:
+    """The vectors of ``model`` at ``version``: the matrix file's, memory-mapped, when it is of
+    that version; else read anew (only the vectors ``kept`` -- a matrix of another version,
+    or the stale file -- lacks) and written to the file for the next search. The engine
+    (``query.engine``) keeps what this returns."""
     path = matrix_path(conn)
     found, state = open_file(path, model, version) if path else (None, "missing")
     if found is None:
-        found = load(conn, model, dim, cached or _stale_file(path, model, state))
+        found = load(conn, model, dim, kept or _stale_file(path, model, state))
         if path is not None and found.version == version and _writable(path):
             found = _save(path, found, f"the matrix file was {state}")[1]
-    with _lock:
-        _cache[key] = found
     return found
 
 
@@ -165,16 +146,10 @@ def refresh(conn: sqlite3.Connection, model: str) -> str:
     found, state = open_file(path, model, current_version(conn))  # the whole file checked
     if found is not None:
         return "current"
-    key = _key(conn, model)
-    with _lock:
-        cached = _cache.get(key)
-    loaded = load(conn, model, row[0], cached or _stale_file(path, model, state))
+    loaded = load(conn, model, row[0], _stale_file(path, model, state))
     if loaded.version is None:
         return "not written: vectors were being written all the while"
-    said, kept = _save(path, loaded, "vectors changed")
-    with _lock:
-        _cache[key] = kept
-    return said
+    return _save(path, loaded, "vectors changed")[0]
 
 
 def _save(path: Path, m: Matrix, why: str) -> tuple[str, Matrix]:
@@ -211,19 +186,10 @@ def _writable(path: Path) -> bool:
 
 
 def remove_file(conn: sqlite3.Connection) -> None:
-    "Forget this index's matrices, in this process and on disk (after ``memdex embed --drop``)."
-    forget(conn)
+    "Remove this index's matrix file (after ``memdex embed --drop``)."
     path = matrix_path(conn)
     if path is not None:
         try:
             path.unlink(missing_ok=True)
         except OSError as exc:  # in use elsewhere (Windows): stale now, so never read again
             log.warning("matrix file %s not removed: %s", path, exc)
-
-
-def forget(conn: sqlite3.Connection) -> None:
-    "Drop this index's matrices from this process (a test that rewrites the file)."
-    prefix = _key(conn, "")[0]
-    with _lock:
-        for key in [k for k in _cache if k[0] == prefix]:
-            del _cache[key]

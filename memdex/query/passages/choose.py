@@ -17,7 +17,7 @@ from memdex.models import Candidate
 from memdex.query import ranking
 from memdex.query.explain import Explainer
 from memdex.query.passages import conversation, evidence
-from memdex.query.passages.conversation import Conversation, Unit
+from memdex.query.passages.conversation import ConversationView, Unit
 from memdex.query.passages.window import Window
 from memdex.store import db
 
@@ -65,7 +65,7 @@ def choose(
 
 def _pack(
     units: list[Unit],
-    conversations: dict[int, Conversation],
+    conversations: dict[int, ConversationView],
     rows: dict[int, sqlite3.Row],
     budget: int | None,
     limit: int,

@@ -34,7 +34,7 @@ class Unit:
     evidence: bool = True
 
 
-class Conversation:
+class ConversationView:
     "The loaded turns of one conversation and which of them are shown so far."
 
     def __init__(self, turns: list[Turn]) -> None:
@@ -114,7 +114,7 @@ class Conversation:
         )
 
 
-def load(rows: list[sqlite3.Row], explainer: Explainer) -> dict[int, Conversation]:
+def load(rows: list[sqlite3.Row], explainer: Explainer) -> dict[int, ConversationView]:
     "document id -> its loaded turns, for the documents all of whose loaded chunks have offsets."
     by_doc: dict[int, list[sqlite3.Row]] = {}
     for r in rows:
@@ -123,7 +123,7 @@ def load(rows: list[sqlite3.Row], explainer: Explainer) -> dict[int, Conversatio
     for doc, chunks in by_doc.items():
         turns = turns_of(chunks, explainer)
         if turns is not None:
-            out[doc] = Conversation(turns)
+            out[doc] = ConversationView(turns)
     return out
 
 

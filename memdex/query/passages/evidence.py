@@ -26,7 +26,7 @@ from memdex.models import Candidate
 from memdex.query import ranking
 from memdex.query.explain import Explainer
 from memdex.query.passages import feedback
-from memdex.query.passages.conversation import Conversation, Unit
+from memdex.query.passages.conversation import ConversationView, Unit
 from memdex.query.passages.feedback import Related
 
 
@@ -50,7 +50,7 @@ def units(
     pool: list[Candidate],
     chunk_of: dict[int, int],
     rows: dict[int, sqlite3.Row],
-    conversations: dict[int, Conversation],
+    conversations: dict[int, ConversationView],
     explainer: Explainer,
 ) -> tuple[list[Unit], Related | None]:
     """The units of the pool's chunks, best first, and the related words that counted."""
@@ -96,7 +96,7 @@ def units(
     return out, related
 
 
-def _neighbours(said: list[_Piece], conversations: dict[int, Conversation]) -> None:
+def _neighbours(said: list[_Piece], conversations: dict[int, ConversationView]) -> None:
     "What each message's neighbours add: NEIGHBOUR_WEIGHT x the better one's words."
     words = {(p.candidate.document_id, p.positions[0]): p.words for p in said}
     for piece in said:
@@ -109,7 +109,7 @@ def _pieces(
     pool: list[Candidate],
     chunk_of: dict[int, int],
     rows: dict[int, sqlite3.Row],
-    conversations: dict[int, Conversation],
+    conversations: dict[int, ConversationView],
     explainer: Explainer,
 ) -> list[_Piece]:
     """Each message of the pool's conversation chunks and each other chunk, in pool order, with

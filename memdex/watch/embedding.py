@@ -81,8 +81,7 @@ class MeaningFollower:
             conn.close()
 
     def _follow(self, conn: sqlite3.Connection) -> None:
-        from memdex.query.meaning import available
-        from memdex.query.meaning.passes import current_model
+        from memdex.query.meaning import available, current_model
 
         missing = available()
         row = current_model(conn)
@@ -114,9 +113,9 @@ class MeaningFollower:
     def _encoder_for(self, model: str, source: str) -> Encoder:
         "The passage encoder of the index's model, loaded once (again if the model changes)."
         if self._encoder is None or self._model != model:
+            from memdex.query.meaning import model_path
             from memdex.query.meaning.embed import passage_encoder, same_model, vector_model
             from memdex.query.meaning.model import load_spec, precision_of
-            from memdex.query.meaning.passes import model_path
 
             # At the precision the index's vectors were made at: new ones must compare with them.
             encoder = passage_encoder(load_spec(model_path(source), precision_of(model)))

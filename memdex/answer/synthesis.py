@@ -30,6 +30,7 @@ from memdex.answer.refine import MAX_ROUNDS, claude_proposer, refine
 from memdex.answer.sources import DEFAULT_BUDGET, pack
 from memdex.models import Hit
 from memdex.query import ranking
+from memdex.query.engine import Engine
 from memdex.query.period import describe
 from memdex.query.request import SearchRequest, as_request
 from memdex.query.terms import ParsedQuery, parse_query
@@ -51,6 +52,7 @@ def answer(
     llm_refine: bool = False,
     settings: Settings | None = None,
     min_relevance: float | None = None,
+    engine: Engine | None = None,
     **options: Any,
 ) -> Answer:
     """Answer ``question`` from the index, with citations.
@@ -90,11 +92,11 @@ def answer(
     if llm_refine and claude is None:
         out.caveats.append(f"--llm-refine had no model to ask ({reason}); memdex refined on its own")
     if period:  # the period's documents, one passage each: nothing to refine
-        searched = request.but(granularity="doc", max_tokens=None, full_text=False)
+        searched = request.with_changes(granularity="doc", max_tokens=None, full_text=False)
         rounds, llm_refine = 1, False
     else:
         # the passages a chunk search hands out within the answer's budget are the ones sent
-        searched = request.but(
+        searched = request.with_changes(
             limit=limit * CHUNKS_PER_SOURCE,
             granularity="chunk",
             max_tokens=max_tokens or DEFAULT_BUDGET,
@@ -106,6 +108,7 @@ def answer(
         max_rounds=rounds,
         proposer=claude_proposer(claude) if llm_refine and claude is not None else None,
         search_text=text,
+        engine=engine,
     )
     if period and out.refinement.result.period is None:  # nothing dated then: its words were searched
         out.period, out.timeline = None, timeline
