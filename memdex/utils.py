@@ -1,4 +1,5 @@
-"""Small helpers every room shares: timestamps, dates, atomic writes, token budgets.
+"""Small helpers every room shares: timestamps, dates, atomic writes, token budgets, running
+until a signal.
 
 One home for each, as sqlite-utils keeps its own in ``utils.py``: a second copy of any of
 these is a bug waiting to disagree with the first.
@@ -7,7 +8,10 @@ these is a bug waiting to disagree with the first.
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -117,3 +121,20 @@ class Budget:
     @property
     def left(self) -> int | None:
         return None if self.limit is None else self.limit - self.spent
+
+
+def run_until_signalled(run: Callable[[], int], stop: Callable[[int], None]) -> int:
+    """``run()`` until SIGTERM or SIGHUP (``stop(0)``) or SIGINT (``stop(130)``), when called
+    from the main thread; the handlers there before are put back when it returns (or fails to
+    start). From another thread, where Python allows no handlers, just ``run()``."""
+    if threading.current_thread() is not threading.main_thread():
+        return run()
+    stops = {signal.SIGTERM: 0, signal.SIGHUP: 0, signal.SIGINT: 130}
+    before = {sig: signal.getsignal(sig) for sig in stops}
+    for sig, code in stops.items():
+        signal.signal(sig, lambda *_, code=code: stop(code))
+    try:
+        return run()
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import signal
 import sqlite3
 import threading
 import time
@@ -28,7 +27,7 @@ from memdex.errors import MemdexError, raise_errors
 from memdex.ingest.pipeline import IndexReport, index_changes, index_known_roots, index_paths
 from memdex.store import db
 from memdex.store.lock import WriterLock
-from memdex.utils import atomic_write, utc_stamp
+from memdex.utils import atomic_write, run_until_signalled, utc_stamp
 from memdex.watch import handoff
 from memdex.watch.embedding import MeaningFollower
 from memdex.watch.events import Watcher
@@ -328,14 +327,4 @@ def _log_problems(report: IndexReport) -> None:
 def run(service: WatchService) -> int:
     """Run until SIGTERM/SIGHUP (exit 0) or SIGINT (exit 130), when called from the main
     thread; the handlers there before are put back when it returns (or fails to start)."""
-    if threading.current_thread() is not threading.main_thread():
-        return service.run()
-    stops = {signal.SIGTERM: 0, signal.SIGHUP: 0, signal.SIGINT: 130}
-    before = {sig: signal.getsignal(sig) for sig in stops}
-    for sig, code in stops.items():
-        signal.signal(sig, lambda *_, code=code: service.stop(code))
-    try:
-        return service.run()
-    finally:
-        for sig, handler in before.items():
-            signal.signal(sig, handler)
+    return run_until_signalled(service.run, service.stop)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import signal
 import socket
 import socketserver
 import struct
@@ -30,7 +29,7 @@ from memdex.doors.serve.client import PROTOCOL, ping, socket_path
 from memdex.doors.serve.state import state_path
 from memdex.errors import IndexNotFound, MemdexError
 from memdex.query.engine import Engine
-from memdex.utils import atomic_write, utc_stamp
+from memdex.utils import atomic_write, run_until_signalled, utc_stamp
 
 if TYPE_CHECKING:
     from memdex.doors.serve.http import HttpServer
@@ -279,14 +278,4 @@ def _same_user(sock: socket.socket) -> bool:
 def run(server: Server) -> int:
     """Run until SIGTERM/SIGHUP (exit 0) or SIGINT (exit 130), from the main thread; the
     handlers there before are put back when it returns."""
-    if threading.current_thread() is not threading.main_thread():
-        return server.run()
-    stops = {signal.SIGTERM: 0, signal.SIGHUP: 0, signal.SIGINT: 130}
-    before = {sig: signal.getsignal(sig) for sig in stops}
-    for sig, code in stops.items():
-        signal.signal(sig, lambda *_, code=code: server.stop(code))
-    try:
-        return server.run()
-    finally:
-        for sig, handler in before.items():
-            signal.signal(sig, handler)
+    return run_until_signalled(server.run, server.stop)
