@@ -241,10 +241,15 @@ class SearchResult:
     def total_tokens(self) -> int:
         return sum(h.est_tokens for h in self.hits)
 
+    @property
+    def searched(self) -> str:
+        "What was searched: the query, or the words searched instead of its typos."
+        return self.query if self.searched_query is None else self.searched_query
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "query": self.query,
-            "searched_query": self.query if self.searched_query is None else self.searched_query,
+            "searched_query": self.searched,
             "terms": self.terms,
             "granularity": self.granularity,
             "found": self.found,

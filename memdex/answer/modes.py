@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-MODES = ("search", "answer", "auto")
+from memdex.query.options import MODES
 
 # Patterns, compiled by ``re`` (and kept in its cache) when first used: `memdex search` names
 # its mode and never matches them, so it does not pay their 3 ms at start-up.

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdex.models import Hit, SearchResult
 from memdex.query import ranking
-from memdex.query.engine import Engine
+from memdex.query.engine import Engine, given_or_own
 from memdex.query.request import Filters, SearchRequest, as_request
 from memdex.query.search import search
 from memdex.query.terms import is_date_word, parse_query
@@ -212,8 +212,6 @@ def refine(
     request = as_request(request, options)
     question, limit, filters = request.query, request.limit, request.filters
     base = search_text or question
-    own = engine is None
-    engine = engine or Engine()
     rounds: list[Round] = []
     used: set[str] = set(tokens(base))
     query, proposed_by, note = base, "question", ""
@@ -224,47 +222,46 @@ def refine(
     # A chunk search chooses its passages within the budget (memdex.query.passages): an answer sends
     # the ones it chose. Documents are searched without one and cut to it when fused.
     budget = request.max_tokens if request.granularity == "chunk" else None
-    for number in range(1, max_rounds + 1):
-        fresh_terms = number == 1 or query != rounds[-1].query
-        result, reach = _dispatch(
-            conn,
-            request.with_changes(query=query, max_tokens=budget, patterns=False),
-            areas,
-            fresh_terms,
-            engine,
-        )
-        searched += areas
-        current = Round(number, query, result, proposed_by=proposed_by, note=note)
-        current.namespaces = ["all" if not filters.namespace else filters.namespace] if fresh_terms else []
-        current.namespaces += areas
-        current.files_searched, current.files_matched = reach
-        current.evaluate(conn, rounds, filters, searched, limit)
-        rounds.append(current)
-        suggested_ever |= set(current.coverage["namespaces_suggested"])
-        reason = _stop_reason(rounds, limit, suggested_ever, searched)
-        if reason:
-            stopped = reason
-            break
-        if number == max_rounds:
-            break
-        areas = current.coverage["namespaces_suggested"]
-        local = _fresh(current.suggestions["terms"], used)
-        proposed, proposed_by, note = local[:TERMS_PER_ROUND], "memdex", ""
-        if proposer is not None:
-            try:
-                mine = _fresh(proposer(question, result.hits, local), used)
-                proposed, proposed_by = mine[:5] or proposed, "claude" if mine else "memdex"
-            except Unavailable as exc:
-                note = f"Claude could not propose terms ({exc}); used memdex's suggestions"
-        if not proposed and not areas:
-            stopped = "nothing left to refine with: the results suggest no new terms or namespaces"
-            break
-        if proposed:
-            used |= {s for t in proposed for s in tokens(t)}
-            # The new words go first: a question at the term limit would otherwise cut them off.
-            query = f"{' '.join(proposed)} {base}"
-    if own:
-        engine.close()
+    with given_or_own(engine) as engine:  # the rounds share one: encoder and vectors loaded once
+        for number in range(1, max_rounds + 1):
+            fresh_terms = number == 1 or query != rounds[-1].query
+            result, reach = _dispatch(
+                conn,
+                request.with_changes(query=query, max_tokens=budget, patterns=False),
+                areas,
+                fresh_terms,
+                engine,
+            )
+            searched += areas
+            current = Round(number, query, result, proposed_by=proposed_by, note=note)
+            current.namespaces = [filters.namespace or "all"] if fresh_terms else []
+            current.namespaces += areas
+            current.files_searched, current.files_matched = reach
+            current.evaluate(conn, rounds, filters, searched, limit)
+            rounds.append(current)
+            suggested_ever |= set(current.coverage["namespaces_suggested"])
+            reason = _stop_reason(rounds, limit, suggested_ever, searched)
+            if reason:
+                stopped = reason
+                break
+            if number == max_rounds:
+                break
+            areas = current.coverage["namespaces_suggested"]
+            local = _fresh(current.suggestions["terms"], used)
+            proposed, proposed_by, note = local[:TERMS_PER_ROUND], "memdex", ""
+            if proposer is not None:
+                try:
+                    mine = _fresh(proposer(question, result.hits, local), used)
+                    proposed, proposed_by = mine[:5] or proposed, "claude" if mine else "memdex"
+                except Unavailable as exc:
+                    note = f"Claude could not propose terms ({exc}); used memdex's suggestions"
+            if not proposed and not areas:
+                stopped = "nothing left to refine with: the results suggest no new terms or namespaces"
+                break
+            if proposed:
+                used |= {s for t in proposed for s in tokens(t)}
+                # The new words go first: a question at the term limit would otherwise cut them off.
+                query = f"{' '.join(proposed)} {base}"
     fused = _fuse(rounds, limit, request.max_tokens)
     if request.patterns:  # the rounds' own searches leave them out: what the fused list shares
         fused.patterns = patterns_noticed(conn, fused.hits)

@@ -119,11 +119,9 @@ class Index:
         """Give every chunk a vector, as ``memdex embed`` does (the ``semantic`` extra). Options:
         ``precision``, ``coverage``, ``batch_size``, ``threads``, ``progress``."""
         from memdex.query.meaning.embed import embed_index
-        from memdex.query.meaning.model import DEFAULT_MODEL
+        from memdex.query.meaning.model import DEFAULT_MODEL, MODEL_ENV
 
-        return embed_index(
-            self.conn, model or os.environ.get("MEMDEX_EMBED_MODEL") or DEFAULT_MODEL, **options
-        )
+        return embed_index(self.conn, model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL, **options)
 
     def close(self) -> None:
         "Close the connection; wait for anything its own engine started."

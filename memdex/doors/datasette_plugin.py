@@ -27,12 +27,14 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from datasette import hookimpl
 
 if TYPE_CHECKING:
     from memdex.query.engine import Engine
+    from memdex.query.explain import Explainer
 
 _local = threading.local()
 
@@ -48,14 +50,19 @@ def _reader(path: str) -> sqlite3.Connection:
     return readers[path]
 
 
+_engines: list[Engine] = []  # the one engine of this Datasette, made on its first search
+_engine_made = threading.Lock()
+
+
 def _engine() -> Engine:
-    "This thread's engine (query.engine): its searches keep the query encoder and vectors loaded."
+    """The engine (query.engine) every thread's searches share: the query encoder and vectors
+    loaded once for the process, not once for each of Datasette's threads."""
     from memdex.query.engine import Engine
 
-    found: Engine | None = getattr(_local, "engine", None)
-    if found is None:
-        found = _local.engine = Engine()
-    return found
+    with _engine_made:
+        if not _engines:
+            _engines.append(Engine())
+        return _engines[0]
 
 
 def match_expression(conn: sqlite3.Connection, q: str | None, with_synonyms: int = 0) -> str:
@@ -92,10 +99,16 @@ def escape_fts(q: str | None) -> str:
 
 
 def snippet(text: str | None, q: str | None) -> str:
+    return _explainer(q or "").snippet(text or "")
+
+
+@lru_cache(maxsize=32)
+def _explainer(q: str) -> Explainer:
+    "The query's explainer, made once for all the rows a query shows a snippet of."
     from memdex.query.explain import Explainer
     from memdex.query.terms import parse_query
 
-    return Explainer(parse_query(q or "").key_terms).snippet(text or "")
+    return Explainer(parse_query(q).key_terms)
 
 
 def _is_memdex(conn: sqlite3.Connection) -> bool:

@@ -1,7 +1,8 @@
 """One query, whichever door it came in by: search or answer, then the files asked for.
 
-The command line (``memdex search``, ``memdex ask``) and the MCP server both call
-:func:`run` and :func:`deliver`, so a query behaves the same from either.
+Every door calls :func:`run` (the command line's ``memdex search`` and ``memdex ask``, a
+``--batch`` line, the MCP tool, ``memdex serve``'s ``/search`` and :class:`memdex.Index`),
+and those that write files :func:`deliver`, so a query behaves the same from each.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from memdex.answer import modes
 from memdex.errors import InvalidParameter
 from memdex.models import SearchResult
-from memdex.query.engine import Engine
+from memdex.query.engine import Engine, given_or_own
 from memdex.query.request import SearchRequest, as_request
 from memdex.query.search import search
 
@@ -77,14 +78,10 @@ def run(
         one, this query's searches share one of their own
     """
     request = as_request(request, options)
-    if engine is None:  # the query's searches (an answer's rounds) share one of its own
-        with Engine() as own:
-            return _run(
-                conn, request, own, mode, rounds, use_llm, llm_refine, min_relevance, settings, model, timeout
-            )
-    return _run(
-        conn, request, engine, mode, rounds, use_llm, llm_refine, min_relevance, settings, model, timeout
-    )
+    with given_or_own(engine) as engine:  # the query's searches (an answer's rounds) share it
+        return _run(
+            conn, request, engine, mode, rounds, use_llm, llm_refine, min_relevance, settings, model, timeout
+        )
 
 
 def _run(

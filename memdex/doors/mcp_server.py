@@ -23,6 +23,7 @@ import sqlite3
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
+from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -301,8 +302,10 @@ _FILES: dict[str, tuple[Any, Any]] = {  # what a query can write: MCP's own argu
 _FILE_DEFAULTS = {"output_file": False, "retrieve_artifacts": False, "retrieval_dir": None}
 
 
+@cache
 def search_signature() -> inspect.Signature:
-    "search_knowledge_base's arguments: the query, every search option of the table, the files."
+    """search_knowledge_base's arguments: the query, every search option of the table, the files
+    (made once: every call fills its defaults from it)."""
     from memdex.answer.claude import DEFAULT_MODEL
     from memdex.query.options import OPTIONS
 

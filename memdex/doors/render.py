@@ -41,7 +41,7 @@ def results_text(result: SearchResult) -> str:
     unit = "chunk" if result.granularity == "chunk" else "result"
     plural = "" if result.found == 1 and result.found_is_total else "s"
     count = _n(result.found) if result.found_is_total else f"{_n(result.found)}+"
-    searched = result.query if result.searched_query is None else result.searched_query
+    searched = result.searched
     head = (
         f"Found {count} {unit}{plural} for {_echo(searched)}, showing {len(hits)}"
         f" · {layer_text} · ~{_count(result.total_tokens, 'token')}"

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
     from memdex.query.meaning.model import Precision
 
 RESIDENT_AFTER = 2  # searches by meaning after which an engine that stays builds onnxruntime's
-Key = tuple[Path, str]  # a model's folder, and the precision its vectors were made at
+Key = tuple[Path, "Precision"]  # a model's folder, and the precision its vectors were made at
 
 
 class Engine:
@@ -108,15 +110,14 @@ class Engine:
         callers' searches. The encoder's backend, or None when meaning cannot run here (the
         searches will say why)."""
         from memdex.errors import MemdexError
-        from memdex.query.meaning import available, current_model, model_path
+        from memdex.query.meaning import available, current_model
         from memdex.query.meaning.encoder import onnxruntime_available
-        from memdex.query.meaning.model import precision_of
 
         row = current_model(conn) if available() is None else None
         if row is None:
             return None
         try:
-            key = (model_path(row["source"]), precision_of(row["name"]))
+            key = encoder_key(row)
             encoder = self.encoder(*key)
         except MemdexError:
             return None
@@ -169,3 +170,23 @@ class Engine:
         with self._lock:
             self._encoders.clear()
             self._matrices.clear()
+
+
+def encoder_key(row: sqlite3.Row) -> Key:
+    """The query encoder a row of ``embedding_models`` needs: its model's folder, and the
+    precision its vectors were made at. MemdexError when the model's files are gone."""
+    from memdex.query.meaning import model_path
+    from memdex.query.meaning.model import precision_of
+
+    return model_path(row["source"]), precision_of(row["name"])
+
+
+@contextmanager
+def given_or_own(engine: Engine | None) -> Iterator[Engine]:
+    """The engine a caller was given, or one of its own for the block, closed when it ends: a
+    search, an answer's rounds or a batch's lines without an engine share one among them."""
+    if engine is not None:
+        yield engine
+        return
+    with Engine() as own:
+        yield own

@@ -1,9 +1,9 @@
 """Why a result matched, which of its chunks matter, and a snippet -- for the results shown.
 
 SQL has already ranked the results; this module reads the text of the few that are shown
-(made into tokens exactly as the index holds them, see ``memdex.tokens``) and says which query terms and
-synonyms each contains, in its topics and in its content. Its cost depends on the results
-shown, never on the size of the corpus.
+(made into tokens exactly as the index holds them, see ``memdex.tokens``) and says which
+query terms and synonyms each contains, in its topics and in its content. Its cost depends on
+the results shown, never on the size of the corpus.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from memdex.query.ranking import (
     bm25_term,
 )
 from memdex.query.terms import Term
-from memdex.tokens import WORD, fold, has_cjk, prefixes_of, split_words, tokens, tokens_among
+from memdex.tokens import WORD, fold, has_cjk, prefixes_of, split_words, stem, tokens, tokens_among
 
 SNIPPET_WORDS = 32
 MARK_OPEN, MARK_CLOSE = "«", "»"  # not ** : memories are markdown and use it themselves
@@ -249,10 +249,16 @@ class Explainer:
     def _marked_words(self, folded: list[str]) -> dict[int, str]:
         """Which of the folded words (by index) have a token of the query, and that token (a
         word of CJK has several: its pairs of characters)."""
-        marked = self.marked
+        marked, prefixes = self.marked, self.prefixes
         found = {}
         for i, w in enumerate(folded):
-            for t in self.tokens(w):  # most words are not stemmed: "" cannot match
+            if w.isascii() and w.isalnum():  # one token, its stem: as tokens_among makes it
+                if w[:2] in prefixes or len(w) < 2:  # most words drop here, never stemmed
+                    t = stem(w)
+                    if t in marked:
+                        found[i] = t
+                continue
+            for t in self.tokens(w):  # "" cannot match
                 if t in marked:
                     found[i] = t
                     break

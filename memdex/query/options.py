@@ -3,7 +3,7 @@
 The doors are made from this table: the click options of ``memdex search`` and ``memdex ask``
 (``doors/cli/searching.py``), the arguments of the MCP tool ``search_knowledge_base``
 (``doors/mcp_server.py``), the parameters of ``memdex serve``'s ``GET /search``
-(``serve/http.py``) and the fields of a ``--batch`` line (``doors/batch.py``). Each reads the
+(``doors/serve/http.py``) and the fields of a ``--batch`` line (``doors/batch.py``). Each reads the
 values it was given back through :func:`parse` (typed values: JSON, MCP, click) or
 :func:`parse_text` (query-string text), into one :class:`Asked`: the ``SearchRequest`` and
 what answer mode takes. So every door takes every option, by the same name.

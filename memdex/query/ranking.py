@@ -339,7 +339,7 @@ TOO_MANY_PER_LIMIT = 10
 HIGH_RELEVANCE = 0.7  # a finding's label: high at or above this, medium at or above
 MEDIUM_RELEVANCE = 0.5  # this (the iterative-retrieval pattern's floor), low below it
 EVIDENCE_CHARS = 150  # a finding's evidence: at most this many characters
-# An answer sends sources of at least this relevance, unless none reaches it (answer.engine).
+# An answer sends sources of at least this relevance, unless none reaches it (answer.synthesis).
 SOURCE_FLOOR = MEDIUM_RELEVANCE
 
 

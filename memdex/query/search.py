@@ -26,10 +26,9 @@ from typing import Any
 from memdex.models import SearchResult
 from memdex.query import marks, suggest
 from memdex.query.cascade import Cascade, filter_params
-from memdex.query.engine import Engine
+from memdex.query.engine import Engine, given_or_own
 from memdex.query.listing import list_period
 from memdex.query.request import SearchRequest, as_request
-from memdex.query.suggest import Typos
 from memdex.query.terms import Term, parse_query
 from memdex.query.themes import patterns_noticed
 from memdex.store import db
@@ -50,18 +49,13 @@ def search(
     # SQLite as an exception: the odd characters become "?".
     request = request.with_changes(query=request.query.encode("utf-8", "replace").decode("utf-8"))
     request.check()
-    own = engine is None
-    engine = engine or Engine()
-    try:
+    with given_or_own(engine) as engine:
         with snapshot(conn):
             result = _search(conn, request, engine)
             marks.mark(conn, result.hits)  # every door: a source deleted, a session's way back in
             if request.patterns:
                 result.patterns = patterns_noticed(conn, result.hits)
         engine.after_search()  # an engine that stays: its faster query encoder, built now
-    finally:
-        if own:
-            engine.close()
     return result
 
 
@@ -216,4 +210,4 @@ def _attempt(conn: sqlite3.Connection, request: SearchRequest, reading: Reading,
     return Attempt(result, run.terms)
 
 
-__all__ = ["Engine", "Reading", "Typos", "search", "snapshot"]
+__all__ = ["Reading", "search", "snapshot"]

@@ -5,7 +5,7 @@ Every term becomes a quoted FTS5 phrase built only from word characters, so no i
 syntax error. Raw FTS5 syntax is a separate, opt-in path (``--raw``).
 
 A term is what the user typed between spaces: ``hook-suppression`` is one term, the phrase
-"hook suppression", because the FTS5 tokenizer (unicode61) splits it the same way.
+"hook suppression", because ``memdex.tokens`` splits it so in the index too.
 Stopwords ("what did we ... about") are kept out of the key terms, so questions need no
 rewording. Month and year words ("October", "2025") and relative dates ("yesterday", "last
 week", see ``period``) become date filters.
@@ -88,7 +88,7 @@ _POSSESSIVE = re.compile(r"(?<=\w)['’]s?(?=[^\w]*$)", re.IGNORECASE)
 
 @dataclass
 class Term:
-    "One search term: what was typed, and the tokens FTS5 will see."
+    "One search term: what was typed, and its words (``phrase`` makes them the index's tokens)."
 
     text: str
     tokens: list[str]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from memdex.errors import DatabaseError, IndexNotFound, MigrationNeeded, SchemaE
 from memdex.utils import utc_stamp
 
 DB_ENV = "MEMDEX_DB"
+WORDS_KEPT = 1024  # texts whose tokens a connection keeps (add_functions)
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
@@ -217,8 +218,11 @@ def add_functions(conn: sqlite3.Connection) -> None:
     """The SQL functions the index's own SQL calls: ``memdex_words(text)``, the tokens of a
     text as its full-text tables hold them (``memdex.tokens``; their content views and
     triggers call it). Every connection to an index needs it; Datasette's get it from the
-    plugin."""
-    conn.create_function("memdex_words", 1, tokens.index_text, deterministic=True)
+    plugin. Its results are kept for the connection's last texts (``WORDS_KEPT``): deleting a
+    document makes its chunks' tokens twice, once for its body and once for each chunk."""
+    conn.create_function(
+        "memdex_words", 1, lru_cache(maxsize=WORDS_KEPT)(tokens.index_text), deterministic=True
+    )
 
 
 class Connection(sqlite3.Connection):

@@ -71,7 +71,11 @@ CREATE TRIGGER documents_ad AFTER DELETE ON documents BEGIN
     VALUES ('delete', old.id, memdex_words(old.title), memdex_words(old.description),
         memdex_words(old.tags), memdex_words(old.topics));
 END;
-CREATE TRIGGER documents_au AFTER UPDATE OF title, description, tags, topics ON documents BEGIN
+-- An update that leaves the words as they were (an appended session log sets its title
+-- again) costs nothing: the WHEN clauses.
+CREATE TRIGGER documents_au AFTER UPDATE OF title, description, tags, topics ON documents
+WHEN old.title IS NOT new.title OR old.description IS NOT new.description
+    OR old.tags IS NOT new.tags OR old.topics IS NOT new.topics BEGIN
     INSERT INTO documents_fts (documents_fts, rowid, title, description, tags, topics)
     VALUES ('delete', old.id, memdex_words(old.title), memdex_words(old.description),
         memdex_words(old.tags), memdex_words(old.topics));
@@ -83,15 +87,19 @@ CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
     INSERT INTO chunks_fts (chunks_fts, rowid, heading, text)
     VALUES ('delete', old.id, memdex_words(old.heading), memdex_words(old.text));
 END;
-CREATE TRIGGER chunks_au AFTER UPDATE OF heading, text ON chunks BEGIN
+CREATE TRIGGER chunks_au AFTER UPDATE OF heading, text ON chunks
+WHEN old.heading IS NOT new.heading OR old.text IS NOT new.text BEGIN
     INSERT INTO chunks_fts (chunks_fts, rowid, heading, text)
     VALUES ('delete', old.id, memdex_words(old.heading), memdex_words(old.text));
     INSERT INTO chunks_fts (rowid, heading, text)
     VALUES (new.id, memdex_words(new.heading), memdex_words(new.text));
 END;
+-- A body's tokens are its chunks' tokens in order (a token never spans a line), as ingest
+-- writes them: each chunk's are made once here, and chunks_ad, which follows, finds them in
+-- memdex_words' cache (store/db.py) instead of making them again.
 CREATE TRIGGER documents_bd_bodies BEFORE DELETE ON documents WHEN old.whole_text BEGIN
     INSERT INTO bodies_fts (bodies_fts, rowid, body)
-    SELECT 'delete', old.id, memdex_words(group_concat(heading || char(10) || text, char(10)))
+    SELECT 'delete', old.id, group_concat(memdex_words(heading) || ' ' || memdex_words(text), ' ')
     FROM (SELECT heading, text FROM chunks WHERE document_id = old.id ORDER BY seq)
     HAVING count(*) > 0;
 END;

@@ -8,6 +8,7 @@ from memdex.doors.cli import Failure, cli, connect, echo_json, progress_bar
 from memdex.query.meaning.model import (
     DEFAULT_MODEL,
     DEFAULT_PRECISION,
+    MODEL_ENV,
     PRECISION_ENV,
     PRECISIONS,
     check_precision,
@@ -18,7 +19,7 @@ from memdex.query.meaning.windows import COVERAGES, DEFAULT_COVERAGE
 @cli.command()
 @click.option(
     "--model",
-    envvar="MEMDEX_EMBED_MODEL",
+    envvar=MODEL_ENV,
     default=DEFAULT_MODEL,
     show_default=True,
     help="Model folder, or a Hugging Face name found in its cache ($MEMDEX_EMBED_MODEL).",

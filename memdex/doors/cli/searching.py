@@ -17,11 +17,16 @@ if TYPE_CHECKING:
     from memdex.query.options import Asked
 
 
-class _Granularity(click.Choice):  # type: ignore[type-arg]
-    "chat or chunk; ``doc``, memdex's old name for chat, still works (not listed in --help)."
+class _Choice(click.Choice):  # type: ignore[type-arg]
+    """The option's choices, and its unlisted ones taken as they are but not shown in --help
+    (granularity ``doc``, memdex's old name for chat: the request reads it so)."""
+
+    def __init__(self, choices: tuple[str, ...], unlisted: tuple[str, ...]) -> None:
+        super().__init__(list(choices))
+        self.unlisted = unlisted
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        return super().convert("chat" if value == "doc" else value, param, ctx)
+        return value if value in self.unlisted else super().convert(value, param, ctx)
 
 
 def search_options(f: Callable[..., Any], leave_out: tuple[str, ...] = ()) -> Callable[..., Any]:
@@ -63,10 +68,8 @@ def _click_option(o: Any) -> Callable[..., Any]:
 
 
 def _click_type(o: Any) -> Any:
-    if o.name == "granularity":
-        return _Granularity(list(o.choices))
     if o.choices:
-        return click.Choice(list(o.choices))
+        return _Choice(o.choices, o.unlisted)
     if o.kind is int:
         return click.IntRange(min=o.low, max=o.high)
     if o.kind is float:

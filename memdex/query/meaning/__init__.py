@@ -42,8 +42,8 @@ def one_blas_thread() -> None:
 
 
 def blas_pinned() -> bool:
-    """Is BLAS held to one thread (its variable said so when numpy loaded it)? Else a search
-    holds it there for its product itself (threadpoolctl)."""
+    """Is BLAS held to one thread (its variable says so, as ``one_blas_thread`` set it before
+    numpy loaded)? Else a search holds it there for its product itself (threadpoolctl)."""
     return os.environ.get(BLAS_ENV, "").strip() == "1" and _openblas()
 
 

@@ -85,13 +85,12 @@ def meaning_pass(
     row = current_model(conn)
     if row is None:
         return MeaningPass(False, "no vectors in this index (run `memdex embed`)", asked=asked)
-    from memdex.query.meaning import model_path
-    from memdex.query.meaning.model import precision_of
+    from memdex.query.engine import encoder_key
 
     model = row["name"]
     started = time.perf_counter()
     try:
-        key = (model_path(row["source"]), precision_of(model))
+        key = encoder_key(row)
         encoder = engine.encoder(*key)
     except MemdexError as exc:
         return MeaningPass(False, str(exc), model=model, asked=asked)

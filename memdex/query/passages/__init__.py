@@ -1,6 +1,6 @@
 """Passages: which text of the ranked chunks a chunk search (and so an answer) hands out.
 
-At ``--granularity chunk`` the cascade ranks chunks; this room decides what of them to show
+At ``--granularity chunk`` the cascade ranks chunks; this package decides what of them to show
 within the budget. It has one way in, :func:`choose`, called by the cascade with its ranked
 chunk candidates:
 
