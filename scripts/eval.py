@@ -9,6 +9,10 @@
   Claude exports; for each question, are its gold turns among the chunks
   `memdex search --granularity chunk --max-tokens 2000` returns? Beside plain FTS5 over
   8-turn chunks under the same budget.
+- LoCoMo's development half and LongMemEval_S's development part (../shared/data): the
+  same measure, the share of each question's gold turns inside what a chunk search hands out
+  within 2,000 tokens; for LongMemEval also whether every answer session is among the first 5
+  conversations, and NDCG@10 over them, each question on its own index and day.
 
 The baseline is what a user gets from SQLite alone: one FTS5 row per file (porter), the
 query's words as an OR of quoted terms, ordered by bm25. A naive word-count ranking is shown
@@ -25,13 +29,15 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -486,15 +492,21 @@ def locomo_questions(split: str | None) -> list[dict]:
     return [q for q in questions if split in (None, q["split"])]
 
 
-def locomo_turns() -> dict[str, list[str]]:
-    "Each session's turns in order, as the exports hold them (for the baseline)."
+def chatgpt_turns(export: Path) -> dict[str, list[str]]:
+    "Each conversation's turns in order, as a ChatGPT export holds them (for the baselines)."
     out: dict[str, list[str]] = {}
-    for conv in json.loads((LOCOMO / "chatgpt" / "conversations.json").read_text()):
+    for conv in json.loads(export.read_text()):
         mapping, node, turns = conv["mapping"], conv["current_node"], []
         while node and mapping[node].get("message"):
             turns.append(mapping[node]["message"]["content"]["parts"][0])
             node = mapping[node]["parent"]
         out[conv["id"]] = turns[::-1]
+    return out
+
+
+def locomo_turns() -> dict[str, list[str]]:
+    "Each session's turns in order, as the exports hold them (for the baseline)."
+    out = chatgpt_turns(LOCOMO / "chatgpt" / "conversations.json")
     for conv in json.loads((LOCOMO / "claude" / "conversations.json").read_text()):
         messages = sorted(conv["chat_messages"], key=lambda m: m["created_at"])
         out[conv["uuid"]] = [m["text"] for m in messages]
@@ -525,6 +537,17 @@ def turn_baseline(sessions: dict[str, list[str]], size: int = 8) -> Callable[[st
     return rank
 
 
+def passages(index: memdex.Index, question: str, limit: int, semantic: bool) -> list[str]:
+    "The texts a chunk search hands out for the question within BUDGET tokens (never more)."
+    request = memdex.SearchRequest(
+        question, granularity="chunk", max_tokens=BUDGET, limit=limit, semantic=semantic, full_text=True
+    )
+    result = index.search(request)
+    if result.total_tokens > BUDGET:
+        raise AssertionError(f"{question!r}: {result.total_tokens} tokens, over the budget")
+    return [h.text or "" for h in result.hits]
+
+
 def eval_locomo(work: Path, split: str | None, model: Path | None, keep: bool, limit: int) -> dict:
     """LoCoMo (Maharana et al., ACL 2024), the five conversations of ../shared/data/locomo-dev as
     ChatGPT and Claude exports. Each question is searched at chunk granularity within 2,000
@@ -538,18 +561,7 @@ def eval_locomo(work: Path, split: str | None, model: Path | None, keep: bool, l
 
     def passages_by(semantic: bool) -> Callable[[str], list[str]]:
         def texts(question: str) -> list[str]:
-            request = memdex.SearchRequest(
-                question,
-                granularity="chunk",
-                max_tokens=BUDGET,
-                limit=limit,
-                semantic=semantic,
-                full_text=True,
-            )
-            result = index.search(request)
-            if result.total_tokens > BUDGET:
-                raise AssertionError(f"{question!r}: {result.total_tokens} tokens, over the budget")
-            return [h.text or "" for h in result.hits]
+            return passages(index, question, limit, semantic)
 
         return texts
 
@@ -581,6 +593,117 @@ def eval_locomo(work: Path, split: str | None, model: Path | None, keep: bool, l
                 {"id": q["id"], "question": q["query"], "gold": q["gold_turns"], "covered": s}
                 for q, s in scores
                 if s < 1
+            ]
+        out[name] = section
+    return out
+
+
+# -- LongMemEval ---------------------------------------------------------------------------
+LONGMEMEVAL = DATA / "longmemeval-dev"
+
+
+def longmemeval_questions(split: str | None) -> list[dict]:
+    """LongMemEval_S's development part: 119 questions, each with a haystack of its own. Split
+    in halves within each question type, in the order of gold.jsonl (even: dev, odd: test)."""
+    questions = [json.loads(line) for line in (LONGMEMEVAL / "gold.jsonl").read_text().splitlines() if line]
+    seen: dict[str, int] = {}
+    for q in questions:
+        n = seen[q["question_type"]] = seen.get(q["question_type"], -1) + 1
+        q["split"] = "dev" if n % 2 == 0 else "test"
+    return [q for q in questions if split in (None, q["split"])]
+
+
+@contextmanager
+def today(iso_date: str) -> Iterator[None]:
+    "Relative dates in a query ('10 days ago') counted from ``iso_date`` ($MEMDEX_NOW)."
+    before = os.environ.get("MEMDEX_NOW")
+    os.environ["MEMDEX_NOW"] = iso_date
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["MEMDEX_NOW"]
+        else:
+            os.environ["MEMDEX_NOW"] = before
+
+
+def eval_longmemeval(work: Path, split: str | None, model: Path | None, keep: bool, limit: int) -> dict:
+    """LongMemEval_S (Wu et al., ICLR 2025), ../shared/data/longmemeval-dev: each question's
+    haystack (38-62 sessions as a ChatGPT export) indexed into its own database and searched on
+    the day the question is asked, as its README says to score it. ``evidence``: at chunk
+    granularity within 2,000 tokens, the share of the question's evidence turns whole inside
+    one result's text (as LoCoMo); ``all@5``: every answer conversation among the first 5 at
+    chat granularity; ``ndcg@10`` over conversations (LongMemEval's ndcg_any)."""
+    questions = longmemeval_questions(split)
+    folder = work / "longmemeval"
+    folder.mkdir(parents=True, exist_ok=True)
+    out: dict = {
+        "questions": len(questions),
+        "split": split or "all",
+        "limit": limit,
+        "budget_tokens": BUDGET,
+    }
+    built = [
+        build(folder / f"{q['id']}.db", [LONGMEMEVAL / "conversations" / q["id"]], model, keep)
+        for q in questions
+    ]
+    if all("index_seconds" in b for b in built):
+        out["index_seconds"] = round(sum(b["index_seconds"] for b in built), 3)
+    if model is not None:
+        out["embed"] = {
+            k: round(sum(b["embed"][k] for b in built), 3) for k in ("seconds", "cpu_seconds", "chunks")
+        }
+
+    def searched(semantic: bool) -> Callable[[dict], tuple[list[str], list[str]]]:
+        "A question -> (the texts handed out within the budget, the conversations ranked)."
+
+        def run(q: dict) -> tuple[list[str], list[str]]:
+            with (
+                today(q["question_date_iso"]),
+                memdex.Index(folder / f"{q['id']}.db", engine=ENGINE) as index,
+            ):
+                texts = passages(index, q["question"], limit, semantic)
+                ranked = index.search(memdex.SearchRequest(q["question"], limit=10, semantic=semantic))
+                return texts, _dedupe(h.key for h in ranked.hits)
+
+        return run
+
+    def baseline(q: dict) -> tuple[list[str], list[str]]:
+        turns = chatgpt_turns(LONGMEMEVAL / "conversations" / q["id"] / "conversations.json")
+        return turn_baseline(turns)(q["question"]), []
+
+    rankers: list[tuple[str, Callable[[dict], tuple[list[str], list[str]]]]] = [("memdex", searched(False))]
+    if model is not None:
+        rankers.append(("memdex_meaning", searched(True)))
+    rankers.append(("fts5_8_turn_baseline", baseline))
+    for name, ranker in rankers:
+        found, ms = timed(lambda qs, rank=ranker: [rank(q) for q in qs], questions)
+        scores = []
+        for q, (texts, chats) in zip(questions, found, strict=True):
+            shown = [collapsed(t) for t in texts]
+            gold = [t["text"] for t in q["evidence_turns"]]
+            answers = set(q["answer_conversation_ids"])
+            scores.append(
+                {
+                    "evidence": sum(any(collapsed(g) in s for s in shown) for g in gold) / len(gold),
+                    "all@5": float(answers <= set(chats[:5])),
+                    "ndcg@10": ndcg_at(chats, dict.fromkeys(answers, 1)),
+                }
+            )
+        measures = ("evidence",) if name.startswith("fts5") else ("evidence", "all@5", "ndcg@10")
+        section: dict = {m: mean([s[m] for s in scores]) for m in measures}
+        section["ms_per_query"] = ms
+        for part in sorted({q["question_type"] for q in questions}) + ["dev", "test"]:
+            chosen = [
+                s for q, s in zip(questions, scores, strict=True) if part in (q["question_type"], q["split"])
+            ]
+            if chosen:
+                section[part] = {m: mean([s[m] for s in chosen]) for m in measures}
+        if name.startswith("memdex"):
+            section["misses"] = [
+                {"id": q["id"], "question": q["question"], **s}
+                for q, s in zip(questions, scores, strict=True)
+                if s["evidence"] < 1 or s["all@5"] < 1
             ]
         out[name] = section
     return out
@@ -660,7 +783,7 @@ def set_weights(spec: str) -> dict[str, float]:
 @click.option(
     "--set",
     "which",
-    type=click.Choice(["all", "scifact", "serena", "chats", "locomo"]),
+    type=click.Choice(["all", "scifact", "serena", "chats", "locomo", "longmemeval"]),
     default="all",
     show_default=True,
 )
@@ -687,7 +810,7 @@ def set_weights(spec: str) -> dict[str, float]:
     type=int,
     default=10,
     show_default=True,
-    help="Results per LoCoMo question (the budget is 2,000 tokens either way).",
+    help="Results per LoCoMo and LongMemEval question (the budget is 2,000 tokens either way).",
 )
 @click.option("--work", type=click.Path(file_okay=False, path_type=Path), help="Keep notes and indexes here.")
 def main(
@@ -726,6 +849,8 @@ def main(
             result["chats"] = eval_chats(folder, split, model, keep)
         if which in ("all", "locomo"):
             result["locomo"] = eval_locomo(folder, split, model, keep, locomo_limit)
+        if which in ("all", "longmemeval"):
+            result["longmemeval"] = eval_longmemeval(folder, split, model, keep, locomo_limit)
         if not misses:
             for section in result.values():
                 for ranker in section.values() if isinstance(section, dict) else []:
