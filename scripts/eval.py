@@ -581,8 +581,8 @@ def eval_locomo(work: Path, split: str | None, model: Path | None, keep: bool, l
         rankers.append(("memdex_meaning", passages_by(True)))
     rankers.append(("fts5_8_turn_baseline", baseline))
     for name, ranker in rankers:
-        passages, ms = timed(lambda qs, rank=ranker: [rank(q["query"]) for q in qs], questions)
-        scores = [(q, covered(p, q)) for q, p in zip(questions, passages, strict=True)]
+        texts, ms = timed(lambda qs, rank=ranker: [rank(q["query"]) for q in qs], questions)
+        scores = [(q, covered(p, q)) for q, p in zip(questions, texts, strict=True)]
         section: dict = {"gold_in_budget": mean([s for _, s in scores]), "ms_per_query": ms}
         for part, wanted in [*LOCOMO_CATEGORIES.items(), ("dev", "dev"), ("test", "test")]:
             chosen = [s for q, s in scores if wanted in (q["split"], LOCOMO_CATEGORIES[q["category"]])]
@@ -773,7 +773,11 @@ def set_weights(spec: str) -> dict[str, float]:
             )
         current = getattr(ranking, name)
         chosen[name] = (
-            type(current)(float(value)) if not isinstance(current, bool) else value.strip() in ("1", "true")
+            value.strip()
+            if isinstance(current, str)
+            else value.strip() in ("1", "true")
+            if isinstance(current, bool)
+            else type(current)(float(value))
         )
         setattr(ranking, name, chosen[name])
     return chosen

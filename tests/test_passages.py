@@ -165,6 +165,34 @@ def test_the_best_message_leads_and_the_budget_holds(conn: sqlite3.Connection, t
     assert not wide.truncated_by_budget
 
 
+def _long_reply(words: str, sentences: int) -> str:
+    "An assistant's long reply that repeats the question's words in every sentence."
+    return " ".join(
+        f"Step {k}: keep your {words} warm, and feed the {words} twice a day." for k in range(sentences)
+    )
+
+
+def test_what_the_person_said_in_several_conversations_goes_before_a_long_reply(
+    conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    "Issue 37: the first conversation's long replies no longer fill the budget before the others."
+    advice = {1: _long_reply("sourdough starter", 40), 3: _long_reply("sourdough starter", 40)}
+    advice[0] = "How should I look after a sourdough starter?"
+    said = {
+        "conv-2": "By the way, I fed my sourdough starter rye flour this morning.",
+        "conv-3": "My sourdough starter is called Clint and lives on the fridge.",
+    }
+    folders = [_export(tmp_path / "advice", advice, uuid="conv-1", name="Bread advice")]
+    for uuid, text in said.items():
+        folders.append(_export(tmp_path / uuid, {6: text}, uuid=uuid, name=f"Talk {uuid}"))
+    index_paths(conn, folders)
+    result = search(conn, "sourdough starter", granularity="chunk", max_tokens=700, full_text=True)
+    shown = "\n".join(h.text or "" for h in result.hits)
+    assert all(text in shown for text in said.values())
+    assert sum(h.est_tokens for h in result.hits) <= 700
+    assert result.hits[0].title == "Bread advice"  # the best unit still leads
+
+
 def test_notes_beside_conversations_are_handed_out_as_chunks(
     conn: sqlite3.Connection, tmp_path: Path
 ) -> None:

@@ -1,8 +1,11 @@
 """Choosing a chunk search's passages: the best units in order, within the budget and the limit.
 
-Each unit, best first, brings what showing it takes (its message whole, the context around
-it; a chunk whole); the budget pays only for text not shown yet, so windows of one
-conversation that overlap or touch merge into one result. A unit that would pass the budget
+The best unit goes first; the others follow by their score for the budget they take, so that
+what the person said in several conversations comes before another speaker's long reply that
+repeats the question's words (``ranking.packing_score``). Each unit brings what showing it
+takes (its message whole, the context around it; a chunk whole); the budget pays only for
+text not shown yet, so windows of one conversation that overlap or touch merge into one
+result. A unit that would pass the budget
 is passed over for the next, smaller ones; one that would make more results than the limit is
 passed over too, but a unit that only widens a window already chosen still goes in.
 """
@@ -59,8 +62,23 @@ def choose(
     if not any(in_pool[cid]["document_id"] in conversations for cid in chunk_of.values() if cid in in_pool):
         return None
     units, related = evidence.units(conn, pool, chunk_of, in_pool, conversations, explainer)
-    picks, truncated = _pack(units, conversations, in_pool, budget, limit)
+    picks, truncated = _pack(_packing_order(units, conversations), conversations, in_pool, budget, limit)
     return Picked(picks, truncated, related.words if related else [])
+
+
+def _packing_order(units: list[Unit], conversations: dict[int, ConversationView]) -> list[Unit]:
+    """The best unit first, then the others by their score for the budget they take: another
+    speaker's long message after what the person said (``ranking.packing_score``)."""
+
+    def key(unit: Unit) -> float:
+        conv = conversations.get(unit.document_id)
+        if conv is None or not unit.positions:
+            return unit.score
+        turns = [conv.turns[p] for p in unit.positions]
+        role = "user" if any(t.role in ranking.PERSON_ROLES for t in turns) else turns[0].role
+        return ranking.packing_score(unit.score, role, sum(t.est_tokens for t in turns))
+
+    return units[:1] + sorted(units[1:], key=lambda u: -key(u))
 
 
 def _pack(
