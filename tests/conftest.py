@@ -44,6 +44,8 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))  # the encoder's int8 weights
     monkeypatch.setenv("MEMDEX_RAISE_ERRORS", "1")
+    # No progress lines in what a test reads unless it asks (tests/test_progress.py does).
+    monkeypatch.setenv("MEMDEX_PROGRESS_SECONDS", "3600")
     monkeypatch.delenv("MEMDEX_IGNORE", raising=False)
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "MEMDEX_MODEL"):
         monkeypatch.delenv(name, raising=False)
