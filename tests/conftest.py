@@ -3,6 +3,11 @@
 Every test runs with MEMDEX_DB, XDG_DATA_HOME and XDG_CACHE_HOME pointing into its own
 tmp_path (so nothing can touch a developer's index or cache) and with MEMDEX_RAISE_ERRORS set,
 so a parser bug shows up as a failing test instead of a recorded "unexpected error".
+
+../shared (real corpora and a model, written outside this project) is only read: a test that
+needs a writable file copies it, the model is read from a copy of the session's own
+(``minilm``), and the session fails if any file under ../shared/data changed. Without
+../shared, the tests that need it skip, saying so, and the rest run.
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))  # the encoder's int8 weights
     monkeypatch.setenv("MEMDEX_RAISE_ERRORS", "1")
+    # No progress lines in what a test reads unless it asks (tests/test_progress.py does).
+    monkeypatch.setenv("MEMDEX_PROGRESS_SECONDS", "3600")
     monkeypatch.delenv("MEMDEX_IGNORE", raising=False)
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "MEMDEX_MODEL"):
         monkeypatch.delenv(name, raising=False)
@@ -56,11 +63,58 @@ def no_leaked_threads() -> Iterator[None]:
     assert not still, f"threads leaked by the test: {still}"
 
 
+# CI sets it: there, a missing ../shared is a broken checkout, not a reason to skip.
+REQUIRE_SHARED_ENV = "MEMDEX_REQUIRE_SHARED"
+
+
 def shared(*parts: str) -> Path:
+    "A path under ../shared/data; the test skips (fails, under $MEMDEX_REQUIRE_SHARED) when it is missing."
     path = SHARED_DATA.joinpath(*parts)
     if not path.exists():
-        pytest.fail(f"{path} is missing: CI checks out ../shared beside the repository")
+        why = f"{path} is missing: this test reads ../shared/data, the real corpora checked out beside the repository"
+        if os.environ.get(REQUIRE_SHARED_ENV):
+            pytest.fail(why)
+        pytest.skip(why)
     return path
+
+
+def _listing(root: Path) -> dict[str, tuple[int, int, int]]:
+    "Every path under ``root`` with its mode, size and modification time"
+    found = {}
+    for path in [root, *root.rglob("*")] if root.exists() else []:
+        stat = path.lstat()
+        found[str(path.relative_to(root))] = (stat.st_mode, stat.st_size, stat.st_mtime_ns)
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_stays_unchanged() -> Iterator[None]:
+    """Tests never write into ../shared: not even where they may (a writable copy, or root,
+    whom a read-only folder does not stop). Any file added, removed or changed fails the session."""
+    before = _listing(SHARED_DATA)
+    yield
+    after = _listing(SHARED_DATA)
+    changed = sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
+    assert not changed, f"tests wrote into {SHARED_DATA}: {changed[:20]}"
+
+
+MINILM = "all-MiniLM-L6-v2"
+
+
+@pytest.fixture(scope="session")
+def minilm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """../shared's all-MiniLM-L6-v2, copied once a session into a folder whose mode makes it
+    read-only: memdex keeps what it derives from the model (its arranged weights, its vocabulary)
+    in its cache folder (XDG_CACHE_HOME, each test's own), never beside the model -- the same
+    whether ../shared is read-only or not (model.derived_places)."""
+    folder = tmp_path_factory.mktemp("models") / MINILM
+    shutil.copytree(shared("models", MINILM), folder)
+    folders = [folder, *(path for path in folder.rglob("*") if path.is_dir())]
+    for path in folders:
+        path.chmod(0o555)
+    yield folder.resolve()
+    for path in folders:
+        path.chmod(0o755)  # so that pytest can remove it, whoever runs it
 
 
 def search_in_a_new_process(db_path: Path, query: str, *report: str) -> tuple[dict[str, object], list[str]]:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import shared
+
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 
 
@@ -122,6 +124,7 @@ def test_generated_memories_are_deterministic_and_rich(tmp_path):
 
 @pytest.mark.slow
 def test_serena_eval_beats_the_baselines(tmp_path):
+    shared("serena-memories")  # what scripts/eval.py reads: skipped without ../shared
     out = json.loads(
         run_script(str(SCRIPTS / "eval.py"), "--set", "serena", "--split", "dev", "--work", str(tmp_path))
     )

@@ -207,17 +207,15 @@ def test_the_readme_demo_excerpt_is_what_the_demo_prints(sample_copy: Path) -> N
 
 
 @pytest.mark.slow
-def test_the_readme_library_example_runs_as_pasted(sample_copy: Path, tmp_path: Path) -> None:
+def test_the_readme_library_example_runs_as_pasted(sample_copy: Path, tmp_path: Path, minilm: Path) -> None:
     """The "As a library" block, run as a script of its own on the sample corpus with the
     shared model: it prints a hit and an answer, embeds, and the process exits on its own
     (previously it filtered on a tag the sample does not hold and stopped at a NameError)."""
-    from .conftest import shared
-
     m = re.search(r"### As a library\n.*?```python\n(.*?)\n```", README, re.S)
     assert m, "the README has an 'As a library' example"
     script = m.group(1).replace('"/path/to/memories"', repr(str(sample_copy)))
     assert script != m.group(1), "the example indexes /path/to/memories"
-    env = {**os.environ, "MEMDEX_EMBED_MODEL": str(shared("models", "all-MiniLM-L6-v2"))}
+    env = {**os.environ, "MEMDEX_EMBED_MODEL": str(minilm)}
     run = subprocess.run(
         [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
     )

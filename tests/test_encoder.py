@@ -28,7 +28,6 @@ from memdex.query.meaning.model import (  # noqa: E402
     resolve_model,
 )
 
-MODEL = (Path(__file__).parents[1].parent / "shared" / "data" / "models" / "all-MiniLM-L6-v2").resolve()
 SMALL_FILES = [
     "config.json",
     "tokenizer.json",
@@ -44,15 +43,11 @@ BACKENDS = [
     pytest.param("onnx", marks=pytest.mark.skipif(not onnxruntime_available(), reason="no onnxruntime")),
 ]
 
-pytestmark = pytest.mark.skipif(
-    not (MODEL / "model.safetensors").is_file(), reason=f"no model files at {MODEL}"
-)
-
 
 @pytest.fixture(scope="module")
-def spec() -> ModelSpec:
+def spec(minilm: Path) -> ModelSpec:
     "fp32: sentence-transformers' own numbers are fp32's (int8 has tests/test_encoder_int8.py)"
-    return load_spec(MODEL, precision="fp32")
+    return load_spec(minilm, precision="fp32")
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -60,11 +55,11 @@ def encoder(request: pytest.FixtureRequest, spec: ModelSpec) -> Iterator[Encoder
     yield Encoder(spec, backend=request.param)
 
 
-def copy_small_files(target: Path) -> Path:
-    "The model folder without its weights"
+def copy_small_files(model: Path, target: Path) -> Path:
+    "The model folder without its weights, writable"
     for name in SMALL_FILES:
         (target / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(MODEL / name, target / name)
+        shutil.copyfile(model / name, target / name)
     return target
 
 
@@ -72,12 +67,12 @@ def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (a * b).sum(axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
 
 
-def test_spec_reads_the_model_files(spec: ModelSpec) -> None:
+def test_spec_reads_the_model_files(minilm: Path, spec: ModelSpec) -> None:
     assert (spec.dim, spec.max_length, spec.pooling, spec.normalize) == (384, 256, "mean", True)
     assert (spec.num_layers, spec.num_heads, spec.do_lower_case) == (6, 12, False)
     assert (spec.query_prefix, spec.passage_prefix) == ("", "")
     assert spec.name.startswith("all-MiniLM-L6-v2-")
-    assert load_spec(MODEL, precision="fp32").name == spec.name  # the same files give the same name
+    assert load_spec(minilm, precision="fp32").name == spec.name  # the same files give the same name
 
 
 def test_matches_sentence_transformers(encoder: Encoder) -> None:
@@ -124,15 +119,15 @@ def test_auto_picks_onnx_when_onnxruntime_is_installed(spec: ModelSpec) -> None:
     assert Encoder(spec).backend == ("onnx" if onnxruntime_available() else "numpy")
 
 
-def test_missing_weights_are_named(tmp_path: Path) -> None:
-    folder = copy_small_files(tmp_path)
+def test_missing_weights_are_named(minilm: Path, tmp_path: Path) -> None:
+    folder = copy_small_files(minilm, tmp_path)
     with pytest.raises(MemdexError, match="model.safetensors"):
         load_spec(folder)
 
 
-def test_unsupported_architecture_is_named(tmp_path: Path) -> None:
-    folder = copy_small_files(tmp_path)
-    (folder / "model.safetensors").symlink_to(MODEL / "model.safetensors")
+def test_unsupported_architecture_is_named(minilm: Path, tmp_path: Path) -> None:
+    folder = copy_small_files(minilm, tmp_path)
+    (folder / "model.safetensors").symlink_to(minilm / "model.safetensors")
     config = json.loads((folder / "config.json").read_text())
     config.update(model_type="xlm-roberta", architectures=["XLMRobertaModel"])
     (folder / "config.json").write_text(json.dumps(config))
@@ -141,28 +136,28 @@ def test_unsupported_architecture_is_named(tmp_path: Path) -> None:
     assert "bert" in str(caught.value)
 
 
-def test_e5_and_bge_get_their_prefixes(tmp_path: Path) -> None:
-    folder = copy_small_files(tmp_path / "e5-small-v2")
-    (folder / "model.safetensors").symlink_to(MODEL / "model.safetensors")
+def test_e5_and_bge_get_their_prefixes(minilm: Path, tmp_path: Path) -> None:
+    folder = copy_small_files(minilm, tmp_path / "e5-small-v2")
+    (folder / "model.safetensors").symlink_to(minilm / "model.safetensors")
     spec = load_spec(folder)
     assert (spec.query_prefix, spec.passage_prefix) == ("query: ", "passage: ")
-    assert spec.name != load_spec(MODEL).name
+    assert spec.name != load_spec(minilm).name
     assert default_prefixes("BAAI/bge-small-en-v1.5") == (BGE_QUERY_INSTRUCTION, "")
     assert default_prefixes("thenlper/gte-small") == ("", "")
     assert default_prefixes("intfloat/multilingual-e5-small") == ("query: ", "passage: ")
 
 
-def test_prompts_in_the_model_files_win(tmp_path: Path) -> None:
-    folder = copy_small_files(tmp_path / "e5-small-v2")
-    (folder / "model.safetensors").symlink_to(MODEL / "model.safetensors")
+def test_prompts_in_the_model_files_win(minilm: Path, tmp_path: Path) -> None:
+    folder = copy_small_files(minilm, tmp_path / "e5-small-v2")
+    (folder / "model.safetensors").symlink_to(minilm / "model.safetensors")
     prompts = {"prompts": {"query": "Q: ", "document": "D: "}}
     (folder / "config_sentence_transformers.json").write_text(json.dumps(prompts))
     spec = load_spec(folder)
     assert (spec.query_prefix, spec.passage_prefix) == ("Q: ", "D: ")
 
 
-def test_resolve_model_takes_a_folder_as_is() -> None:
-    assert resolve_model(str(MODEL)) == MODEL
+def test_resolve_model_takes_a_folder_as_is(minilm: Path) -> None:
+    assert resolve_model(str(minilm)) == minilm
 
 
 def test_unknown_hub_model_offline_says_how_to_point_at_a_folder(
@@ -183,13 +178,13 @@ def test_model_module_does_not_import_numpy() -> None:
 
 
 @pytest.mark.slow
-def test_hub_name_found_in_the_cache_offline_gets_the_folders_name(tmp_path: Path) -> None:
+def test_hub_name_found_in_the_cache_offline_gets_the_folders_name(minilm: Path, tmp_path: Path) -> None:
     "A model in the Hugging Face cache resolves without the network and keys vectors like its folder"
     pytest.importorskip("huggingface_hub")
     repo = tmp_path / "hub" / "models--sentence-transformers--all-MiniLM-L6-v2"
     commit = "0" * 40
-    copy_small_files(repo / "snapshots" / commit)
-    (repo / "snapshots" / commit / "model.safetensors").symlink_to(MODEL / "model.safetensors")
+    copy_small_files(minilm, repo / "snapshots" / commit)
+    (repo / "snapshots" / commit / "model.safetensors").symlink_to(minilm / "model.safetensors")
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text(commit)
     code = (
@@ -206,7 +201,7 @@ def test_hub_name_found_in_the_cache_offline_gets_the_folders_name(tmp_path: Pat
         text=True,
         check=True,
     )
-    assert found.stdout.strip() == load_spec(MODEL).name
+    assert found.stdout.strip() == load_spec(minilm).name
 
 
 def test_bad_options_are_refused_before_loading(spec: ModelSpec) -> None:

@@ -39,7 +39,6 @@ from memdex.query.meaning.weights import (  # noqa: E402
 
 from .conftest import shared  # noqa: E402
 
-MODEL = Path(__file__).parents[1].parent / "shared" / "data" / "models" / "all-MiniLM-L6-v2"
 BACKEND_NAMES = ["numpy", *(["onnx"] if onnxruntime_available() else [])]
 # Sixteen texts of one length in word pieces (one colour each): they share a model run.
 SAME_LENGTH = [f"The {colour} deploy key was rotated after the outage review" for colour in (
@@ -47,15 +46,11 @@ SAME_LENGTH = [f"The {colour} deploy key was rotated after the outage review" fo
     "orange", "purple", "yellow", "silver", "gold", "dark", "pale", "bright",
 )]  # fmt: skip
 
-pytestmark = pytest.mark.skipif(
-    not (MODEL / "model.safetensors").is_file(), reason=f"no model files at {MODEL}"
-)
-
 
 @pytest.fixture(scope="module")
-def int8() -> dict[str, Encoder]:
+def int8(minilm: Path) -> dict[str, Encoder]:
     "The int8 encoder of each backend, reading 128 word pieces as embed does"
-    spec = replace(load_spec(MODEL, precision="int8"), max_length=128)
+    spec = replace(load_spec(minilm, precision="int8"), max_length=128)
     return {backend: Encoder(spec, backend=backend) for backend in BACKEND_NAMES}
 
 
@@ -65,8 +60,8 @@ def real_texts() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def fp32_vectors(real_texts: list[str]) -> np.ndarray:
-    spec = replace(load_spec(MODEL, precision="fp32"), max_length=128)
+def fp32_vectors(minilm: Path, real_texts: list[str]) -> np.ndarray:
+    spec = replace(load_spec(minilm, precision="fp32"), max_length=128)
     return Encoder(spec, backend="numpy").encode_passages(real_texts)
 
 
@@ -138,12 +133,12 @@ def test_batches_hold_one_length_each_longest_first() -> None:
 # Weights
 
 
-def test_int8_weights_are_kept_in_the_cache_folder_and_reused(tmp_path: Path) -> None:
-    "The shared model's folder is read-only: the int8 copy goes to memdex's cache folder"
-    spec = load_spec(MODEL, precision="int8")
+def test_int8_weights_are_kept_in_the_cache_folder_and_reused(minilm: Path, tmp_path: Path) -> None:
+    "The model's folder is read-only (the session's copy of it): the int8 copy goes to memdex's cache folder"
+    spec = load_spec(minilm, precision="int8")
     first = load_weights(spec)
     (kept,) = (cache_dir() / "models").iterdir()
-    assert kept.name.startswith("memdex-int8-") and not (MODEL / kept.name).exists()
+    assert kept.name.startswith("memdex-int8-") and not (minilm / kept.name).exists()
     stamp = kept.stat().st_mtime_ns
     again = load_weights(spec)
     assert kept.stat().st_mtime_ns == stamp  # read, not made again
@@ -156,7 +151,7 @@ def test_int8_weights_are_kept_in_the_cache_folder_and_reused(tmp_path: Path) ->
 
 
 @pytest.mark.slow
-def test_fp32_weights_are_mapped_and_equal_to_loading_the_file_whole() -> None:
+def test_fp32_weights_are_mapped_and_equal_to_loading_the_file_whole(minilm: Path) -> None:
     """Every number as safetensors' own loader and a copy gave (the code before issue 30), the
     word embeddings a read-only view of the file, the linear weights arranged once and mapped
     from memdex's cache folder after, and a query's vector the same bits."""
@@ -164,10 +159,10 @@ def test_fp32_weights_are_mapped_and_equal_to_loading_the_file_whole() -> None:
     from threadpoolctl import threadpool_limits
     from tokenizers import Tokenizer
 
-    spec = load_spec(MODEL, precision="fp32")
+    spec = load_spec(minilm, precision="fp32")
     made = load_weights(spec)
     (kept,) = (cache_dir() / "models").iterdir()
-    assert kept.name.startswith("memdex-fp32-") and not (MODEL / kept.name).exists()
+    assert kept.name.startswith("memdex-fp32-") and not (minilm / kept.name).exists()
     stamp = kept.stat().st_mtime_ns
     mapped = load_weights(spec)
     assert kept.stat().st_mtime_ns == stamp  # read, not made again
@@ -376,14 +371,14 @@ def test_a_broken_weights_file_is_named(tmp_path: Path, tiny_model: Path) -> Non
 # The precision in names, and `memdex embed --precision`
 
 
-def test_the_precision_is_part_of_the_name_vectors_are_stored_under() -> None:
-    fp32_spec, int8_spec = load_spec(MODEL, precision="fp32"), load_spec(MODEL, precision="int8")
+def test_the_precision_is_part_of_the_name_vectors_are_stored_under(minilm: Path) -> None:
+    fp32_spec, int8_spec = load_spec(minilm, precision="fp32"), load_spec(minilm, precision="int8")
     assert int8_spec.name == fp32_spec.name + "-int8"  # fp32 names are those of before int8
     assert int8_spec.identity == fp32_spec.identity == fp32_spec.name
     assert precision_of(int8_spec.name + "@128") == precision_of(int8_spec.name + "@128w") == "int8"
     assert precision_of(fp32_spec.name + "@128") == "fp32"
     with pytest.raises(InvalidParameter, match="Unknown precision 'int4'; use one of int8, fp32"):
-        load_spec(MODEL, precision="int4")  # type: ignore[arg-type]
+        load_spec(minilm, precision="int4")  # type: ignore[arg-type]
 
 
 @pytest.fixture
@@ -401,8 +396,10 @@ def notes(tmp_path: Path, db_path: Path) -> Iterator[Path]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("precision", ["int8", "fp32"])
-def test_embed_records_the_precision_it_ran_at(notes: Path, db_path: Path, precision: str) -> None:
-    args = ["--db", str(db_path), "embed", "--model", str(MODEL), "--json"]
+def test_embed_records_the_precision_it_ran_at(
+    minilm: Path, notes: Path, db_path: Path, precision: str
+) -> None:
+    args = ["--db", str(db_path), "embed", "--model", str(minilm), "--json"]
     if precision != DEFAULT_PRECISION:
         args += ["--precision", precision]
     result = CliRunner().invoke(cli, args, catch_exceptions=False)
@@ -414,7 +411,7 @@ def test_embed_records_the_precision_it_ran_at(notes: Path, db_path: Path, preci
     chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     dropped = CliRunner().invoke(
         cli,
-        ["--db", str(db_path), "embed", "--drop", "--model", str(MODEL), "--json"],
+        ["--db", str(db_path), "embed", "--drop", "--model", str(minilm), "--json"],
         catch_exceptions=False,
     )
     assert dropped.exit_code == 0 and json.loads(dropped.stdout)["dropped"] == chunks  # either precision's
@@ -428,10 +425,10 @@ def test_embed_refuses_an_unknown_precision(notes: Path, db_path: Path) -> None:
 
 
 def test_an_index_keeps_its_precision_and_coverage_when_the_defaults_change(
-    notes: Path, db_path: Path
+    minilm: Path, notes: Path, db_path: Path
 ) -> None:
     "Embedded at fp32, first, before the defaults became int8, whole: a new note is embedded as the rest"
-    base = ["--db", str(db_path), "embed", "--model", str(MODEL), "--json"]
+    base = ["--db", str(db_path), "embed", "--model", str(minilm), "--json"]
     first = CliRunner().invoke(
         cli, [*base, "--precision", "fp32", "--coverage", "first"], catch_exceptions=False
     )

@@ -18,7 +18,7 @@ import os
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -170,20 +170,23 @@ def test_the_mcp_tool_answers_or_returns_a_documented_error(
 
 
 # -- files ---------------------------------------------------------------------------------------
-def _seeds() -> dict[str, bytes]:
-    "One real file of each kind memdex reads, by the name it is indexed under."
-    return {
-        "decision.memory.md": (SAMPLE / "memories/decisions/project/use-sqlite-wal.memory.md").read_bytes(),
-        "note.md": (SAMPLE / "notes/chatgpt-prompting-tips.md").read_bytes(),
-        "memory-index.md": (SAMPLE / "serena/memory-index.md").read_bytes(),
-        "skills-git-index.md": (SAMPLE / "serena/skills-git-index.md").read_bytes(),
-        "conversations.json": shared("chats", "chatgpt", "chatlore", "conversations.json").read_bytes(),
-        "claude.json": shared("chats", "claude", "chatlore", "conversations.json").read_bytes(),
-        "MyActivity.json": shared("chats", "gemini", "chatlore", "MyActivity.json").read_bytes(),
-    }
+# One real file of each kind memdex reads, by the name it is indexed under: the sample's, or
+# ../shared's (read when a test asks, so that without ../shared only those tests skip).
+SEED_FILES: dict[str, Callable[[], Path]] = {
+    "decision.memory.md": lambda: SAMPLE / "memories/decisions/project/use-sqlite-wal.memory.md",
+    "note.md": lambda: SAMPLE / "notes/chatgpt-prompting-tips.md",
+    "memory-index.md": lambda: SAMPLE / "serena/memory-index.md",
+    "skills-git-index.md": lambda: SAMPLE / "serena/skills-git-index.md",
+    "conversations.json": lambda: shared("chats", "chatgpt", "chatlore", "conversations.json"),
+    "claude.json": lambda: shared("chats", "claude", "chatlore", "conversations.json"),
+    "MyActivity.json": lambda: shared("chats", "gemini", "chatlore", "MyActivity.json"),
+}
 
 
-SEEDS = _seeds()
+@pytest.fixture(scope="module")
+def seeds() -> dict[str, bytes]:
+    "Every seed file's bytes"
+    return {name: where().read_bytes() for name, where in SEED_FILES.items()}
 
 
 @st.composite
@@ -290,7 +293,7 @@ def _check_run(root: Path, name: str, bad: bytes, good: bytes | None) -> str:
 
 @pytest.mark.slow
 @settings(FUZZ, max_examples=250)
-@given(name=st.sampled_from(sorted(SEEDS)), data=st.binary(max_size=4096))
+@given(name=st.sampled_from(sorted(SEED_FILES)), data=st.binary(max_size=4096))
 def test_any_bytes_as_a_source_file(name: str, data: bytes) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "root").mkdir()
@@ -302,12 +305,14 @@ def test_any_bytes_as_a_source_file(name: str, data: bytes) -> None:
 @pytest.mark.slow
 @settings(FUZZ, max_examples=300)
 @given(st.data())
-def test_a_damaged_version_of_an_indexed_file_loses_nothing(data: st.DataObject) -> None:
-    name = data.draw(st.sampled_from(sorted(SEEDS)))
-    bad = data.draw(damaged(SEEDS[name]))
+def test_a_damaged_version_of_an_indexed_file_loses_nothing(
+    seeds: dict[str, bytes], data: st.DataObject
+) -> None:
+    name = data.draw(st.sampled_from(sorted(seeds)))
+    bad = data.draw(damaged(seeds[name]))
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "root").mkdir()
-        outcome = _check_run(Path(tmp) / "root", name, bad, SEEDS[name])
+        outcome = _check_run(Path(tmp) / "root", name, bad, seeds[name])
     event(outcome)
     # A chat export damaged until it no longer looks like one is reported, its last good
     # version kept (see test_an_emptied_export_keeps_its_conversations): nothing is dropped.
@@ -343,7 +348,8 @@ def test_inputs_fuzzing_found(tmp_path: Path, name: str, data: bytes, outcome: s
 def test_an_emptied_export_keeps_its_conversations(tmp_path: Path) -> None:
     "An export being rewritten is empty for a moment: that must not drop its conversations."
     (tmp_path / "root").mkdir()
-    outcome = _check_run(tmp_path / "root", "conversations.json", b"", SEEDS["conversations.json"])
+    export = SEED_FILES["conversations.json"]().read_bytes()
+    outcome = _check_run(tmp_path / "root", "conversations.json", b"", export)
     assert outcome == "skipped"
 
 

@@ -47,8 +47,8 @@ OUTAGE = "Retro: the search outage of 14 October"
 
 
 @pytest.fixture(scope="module")
-def model_dir() -> Path:
-    return shared("models", "all-MiniLM-L6-v2")
+def model_dir(minilm: Path) -> Path:
+    return minilm
 
 
 @pytest.fixture(scope="module")

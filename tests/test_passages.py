@@ -254,7 +254,7 @@ def test_answers_send_windows_merged_within_the_budget(conn: sqlite3.Connection,
 
 @pytest.mark.slow
 def test_with_meaning_a_message_in_other_words_goes_out_ahead_of_weak_word_matches(
-    conn: sqlite3.Connection, tmp_path: Path
+    conn: sqlite3.Connection, tmp_path: Path, minilm: Path
 ) -> None:
     """Meaning counts in each message's score (ranking.MESSAGE_MEANING): before, a chunk only
     meaning found came after every word match, and a tight budget never reached it."""
@@ -263,15 +263,13 @@ def test_with_meaning_a_message_in_other_words_goes_out_ahead_of_weak_word_match
     from memdex.query.meaning.embed import embed, passage_encoder
     from memdex.query.meaning.model import load_spec
 
-    from .conftest import shared
-
     question = "who bakes the bread in my shop every day?"
     gold = "Luis, my head baker, starts at four each morning and does all the croissants."
     errands = {i: f"The shop on corner {i} sells bicycles and fixes punctures." for i in range(0, 14, 2)}
     index_paths(
         conn, [_export(tmp_path / "bakery", {0: gold}, count=2), _export(tmp_path / "errands", errands)]
     )
-    embed(conn, passage_encoder(load_spec(shared("models", "all-MiniLM-L6-v2"))))
+    embed(conn, passage_encoder(load_spec(minilm)))
 
     def shown(semantic: bool) -> list[str]:
         result = search(

@@ -21,8 +21,6 @@ from memdex.query.meaning.model import ModelSpec, load_spec  # noqa: E402
 from memdex.query.meaning.windows import OVERLAP, Windows  # noqa: E402
 from memdex.store import db  # noqa: E402
 
-from .conftest import shared  # noqa: E402
-
 HEADING = "Garden journal > Spring planting"
 SENTENCES = [
     f"On day {i} we planted row {i} with tomatoes, basil and marigolds, then watered them at dusk."
@@ -34,8 +32,8 @@ QUERY = "water damage in the cellar"  # no word of it in the note
 
 
 @pytest.fixture(scope="module")
-def spec() -> ModelSpec:
-    return load_spec(shared("models", "all-MiniLM-L6-v2"))
+def spec(minilm: Path) -> ModelSpec:
+    return load_spec(minilm)
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +118,7 @@ def test_a_fact_deep_in_a_long_chunk_is_found_with_whole_coverage(spec: ModelSpe
 
 
 @pytest.mark.slow
-def test_memdex_embed_coverage_whole_and_the_index_keeps_it(tmp_path: Path) -> None:
+def test_memdex_embed_coverage_whole_and_the_index_keeps_it(minilm: Path, tmp_path: Path) -> None:
     import json
 
     from click.testing import CliRunner
@@ -128,7 +126,7 @@ def test_memdex_embed_coverage_whole_and_the_index_keeps_it(tmp_path: Path) -> N
     from memdex.doors.cli import cli
 
     _garden_index(tmp_path, tmp_path / "garden.db").close()
-    model = str(shared("models", "all-MiniLM-L6-v2"))
+    model = str(minilm)
 
     def run(*args: str) -> dict:
         result = CliRunner().invoke(

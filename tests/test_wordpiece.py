@@ -26,8 +26,8 @@ MAX_LENGTH = 128
 
 
 @pytest.fixture(scope="module")
-def model() -> Path:
-    return shared("models", "all-MiniLM-L6-v2")
+def model(minilm: Path) -> Path:
+    return minilm
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +111,7 @@ def test_the_vocabulary_file_is_kept_reused_and_made_again_when_broken(
 ) -> None:
     spec = load_spec(model)
     assert wordpiece.load(spec) is not None
-    (kept,) = (cache_dir() / "models").glob("memdex-wordpiece-*.txt")  # the shared folder is read-only
+    (kept,) = (cache_dir() / "models").glob("memdex-wordpiece-*.txt")  # the model's folder is read-only
     assert (
         kept.read_text().count("\n") == len(json.loads(spec.tokenizer_file.read_text())["model"]["vocab"]) + 1
     )

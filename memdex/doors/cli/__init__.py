@@ -9,8 +9,6 @@ import what they need when they run, so ``memdex search`` loads no parser or wat
 from __future__ import annotations
 
 import sqlite3
-import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -143,25 +141,3 @@ def echo_json(data: Any) -> None:
     from memdex.doors.render import to_json
 
     click.echo(to_json(data))
-
-
-def progress_bar(label: str, min_total: int = 500) -> Callable[[int, int], None] | None:
-    "A progress bar on stderr for long runs on a terminal; nothing when piped."
-    if not sys.stderr.isatty():
-        return None
-    state: dict[str, Any] = {}
-
-    def update(done: int, total: int) -> None:
-        if total < min_total:
-            return
-        if "bar" not in state or state["total"] != total:
-            state["bar"] = click.progressbar(length=total, label=label, file=sys.stderr)
-            state["total"], state["done"] = total, 0
-            state["bar"].__enter__()
-        state["bar"].update(done - state["done"])
-        state["done"] = done
-        if done == total:
-            state["bar"].__exit__(None, None, None)
-            del state["bar"]
-
-    return update

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from memdex.doors.cli import Failure, cli, connect, echo_json, progress_bar
+from memdex.doors.cli import Failure, cli, connect, echo_json
 from memdex.query.meaning.model import (
     DEFAULT_MODEL,
     DEFAULT_PRECISION,
@@ -48,6 +48,9 @@ from memdex.query.meaning.windows import COVERAGES, DEFAULT_COVERAGE
     "--drop", is_flag=True, help="Remove the vectors instead (of --model if given, else of every model)."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option(
+    "-q", "--quiet", is_flag=True, help="No progress and no summary (--json still prints its report)."
+)
 @click.pass_context
 def embed(
     ctx: click.Context,
@@ -58,6 +61,7 @@ def embed(
     threads: int | None,
     drop: bool,
     as_json: bool,
+    quiet: bool,
 ) -> None:
     """Give every chunk a vector, so searches find by meaning as well as words.
 
@@ -65,7 +69,9 @@ def embed(
     Resumable: a run that is stopped keeps what it wrote, and the next one goes on from
     there; chunks that already have a vector of this model are skipped. `memdex watch`
     embeds new and changed chunks itself once an index has vectors, and searches encode
-    their query at the precision the vectors were made at.
+    their query at the precision the vectors were made at. A long run shows its progress
+    on stderr: a line redrawn on a terminal, else a line every 5 seconds
+    ($MEMDEX_PROGRESS_SECONDS) with the rate and the time left.
 
     Example:
 
@@ -83,27 +89,30 @@ def embed(
         names = [_model_name(chosen, p) for p in precisions] if chosen else []
         removed = sum(drop_vectors(conn, name) for name in names) if names else drop_vectors(conn, None)
         name = ", ".join(names) or None
-        echo_json({"dropped": removed, "model": name}) if as_json else click.echo(
-            f"Removed {removed:,} vectors" + (f" of {name}" if name else "")
-        )
+        if as_json:
+            echo_json({"dropped": removed, "model": name})
+        elif not quiet:
+            click.echo(f"Removed {removed:,} vectors" + (f" of {name}" if name else ""))
         return
     missing = available()
     if missing:
         raise Failure(f"Search by meaning needs the semantic extra: {missing}.")
+    from memdex.doors.progress import shown
     from memdex.query.meaning.embed import embed_index
 
-    report = embed_index(
-        conn,
-        model,
-        precision=precision,
-        coverage=coverage,
-        batch_size=batch_size,
-        threads=threads,
-        progress=progress_bar("Embedding", min_total=50),
-    )
+    with shown("Embedding", "chunks", quiet) as progress:
+        report = embed_index(
+            conn,
+            model,
+            precision=precision,
+            coverage=coverage,
+            batch_size=batch_size,
+            threads=threads,
+            progress=progress,
+        )
     if as_json:
         echo_json(report.to_dict())
-    else:
+    elif not quiet:
         click.echo(
             f"{report.embedded:,} chunks embedded, {report.reused:,} reused, {report.removed:,} stale "
             f"vectors removed in {report.seconds:.1f} s · model {report.model}"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from memdex.doors.cli import Failure, cli, connect, echo_json, progress_bar
+from memdex.doors.cli import Failure, cli, connect, echo_json
 from memdex.store import db
 
 
@@ -45,7 +45,7 @@ from memdex.store import db
     "locations (`memdex kinds` lists them); says which it found.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar, no summary, no notes: only new problems.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress, no summary, no notes: only new problems.")
 @click.pass_context
 def index(
     ctx: click.Context,
@@ -69,7 +69,9 @@ def index(
     found by an earlier run, in a file unchanged since, is counted in one line and listed
     by `memdex status`. A root that is gone is a warning (`memdex roots remove` forgets
     it). A symlink is indexed as what it points to, once. If `memdex watch` is running, it
-    does the indexing and this command prints its report.
+    does the indexing and this command prints its report. A long run shows its progress on
+    stderr: a line redrawn on a terminal, else a line every 5 seconds ($MEMDEX_PROGRESS_SECONDS)
+    with the rate and the time left.
 
     Exit codes: 0 the run succeeded (known problems included); 1 it found new problems
     (listed on stderr), or the index could not be written; 2 bad usage: an unknown --kind,
@@ -81,6 +83,7 @@ def index(
 
         memdex index --agents
     """
+    from memdex.doors.progress import shown
     from memdex.doors.render import index_notices, index_text, skipped_text
     from memdex.watch.handoff import index_exclusive
 
@@ -106,14 +109,15 @@ def index(
         "chunk_tokens": chunk_tokens,
         "keep_deleted": keep_deleted,
     }
-    report = index_exclusive(
-        ctx.obj,
-        request,
-        progress=None if quiet or as_json else progress_bar("Indexing"),
-        on_handoff=lambda h: click.echo(
-            f"memdex watch (pid {h.get('pid')}) is running: it does this indexing.", err=True
-        ),
-    )
+    with shown("Indexing", "files", quiet) as progress:
+        report = index_exclusive(
+            ctx.obj,
+            request,
+            progress=progress,
+            on_handoff=lambda h: click.echo(
+                f"memdex watch (pid {h.get('pid')}) is running: it does this indexing.", err=True
+            ),
+        )
     if as_json:
         echo_json(report)
     elif not quiet:
