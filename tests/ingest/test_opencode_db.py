@@ -288,7 +288,6 @@ def test_a_database_held_by_a_writer_is_read_without_blocking_it(opencode_db: Pa
     conn.close()
 
 
-@pytest.mark.slow
 def test_a_message_written_while_watched_is_found(opencode_db: Path, tmp_path: Path) -> None:
     "The real watcher on opencode.db as its own root: a commit lands in the -wal, and is found."
     db_path = tmp_path / "memdex.db"
@@ -424,3 +423,27 @@ def test_a_database_the_real_opencode_wrote(opencode_db: Path, tmp_path: Path) -
             document["chunks"],
             document["meta"],
         )
+
+
+def test_a_database_that_stays_busy_is_reported_and_read_later(
+    opencode_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    "A writer in exclusive locking mode shuts readers out: retried briefly, reported, read later."
+    from memdex.ingest.kinds import opencode_db as kind
+
+    monkeypatch.setattr(kind, "BUSY_SECONDS", 0.05)
+    conn = db.connect(tmp_path / "memdex.db")
+    index_paths(conn, [opencode_db])
+    locker = sqlite3.connect(opencode_db, isolation_level=None)
+    locker.execute("PRAGMA locking_mode = EXCLUSIVE")
+    add_message(locker, PARENT, *said(PARENT, "lock01", "a pangolin curled up"))  # holds the lock
+    report = index_paths(conn, [opencode_db])
+    assert [(s.path, s.reason.split(" (")[0]) for s in report.skipped] == [
+        (str(opencode_db), "the database stayed busy")
+    ]
+    assert "read again at its next change" in report.skipped[0].reason
+    assert [h.key for h in search(conn, MIDDLE_WORDS).hits][:1] == [EXPLORE]  # what was indexed stays
+    locker.close()  # lets go, and checkpoints: the file changed
+    report = index_paths(conn, [opencode_db])
+    assert not report.skipped and search(conn, "pangolin curled").hits[0].key == PARENT
+    conn.close()
