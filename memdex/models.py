@@ -69,6 +69,9 @@ class ParsedFile:
     links: list[IndexLink] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     tail: Any = None  # a session log: where reading stopped, to read on from (ingest.base.Tail)
+    # A file read in part (a database of sessions, only those that changed): the keys of the
+    # documents it holds that stay as indexed. None: ``documents`` are all of the file's.
+    kept: list[str] | None = None
 
 
 @dataclass

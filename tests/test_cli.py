@@ -389,6 +389,7 @@ def test_kinds_lists_the_registry() -> None:
         "gemini",
         "copilot-cli",
         "opencode",
+        "opencode-db",
         "claude-code",
         "codex",
     ]
@@ -398,6 +399,7 @@ def test_kinds_lists_the_registry() -> None:
         "~/.copilot/session-state",
         "~/.copilot/history-session-state",
         "$XDG_DATA_HOME/opencode/storage",  # conftest sets XDG_DATA_HOME
+        "$XDG_DATA_HOME/opencode/opencode.db",  # a single file: OpenCode 1.2 and later
         "~/.claude/projects",
         "~/.codex/sessions",
     ]

@@ -33,7 +33,16 @@ def test_every_built_in_kind_has_the_traits_the_registry_declares() -> None:
     assert whole == {"memory", "note", "serena", "text"}
     assert sources()["serena"].traits().root_counts == ("serena_orphans",)
     resumed = {name for name, kind in sources().items() if kind.traits().resume is not None}
-    assert resumed == {"claude-code", "codex", "gemini-cli", "copilot-cli", "opencode", "aider"}
+    assert resumed == {
+        "claude-code",
+        "codex",
+        "gemini-cli",
+        "copilot-cli",
+        "opencode",
+        "opencode-db",
+        "aider",
+    }
+    assert traits_of("opencode-db").resume == traits_of("opencode").resume  # its documents are "opencode"
 
 
 def test_a_kind_module_that_names_another_kind_is_refused_when_loaded(

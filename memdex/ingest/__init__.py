@@ -15,6 +15,7 @@ on its class.
 from __future__ import annotations
 
 import importlib
+import os
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -60,6 +61,9 @@ BUILT_IN: dict[str, tuple[str, KindTraits]] = {
     "gemini": ("memdex.ingest.kinds.gemini:GeminiKind", KindTraits()),
     "copilot-cli": ("memdex.ingest.kinds.copilot_cli:CopilotCliKind", _agent("copilot-cli")),
     "opencode": ("memdex.ingest.kinds.opencode:OpenCodeKind", _agent("opencode")),
+    # OpenCode 1.2 and later: the same sessions in opencode.db; its documents are "opencode"'s
+    # (one kind of session whichever layout kept it), so they resume the same way.
+    "opencode-db": ("memdex.ingest.kinds.opencode_db:OpenCodeDbKind", _agent("opencode")),
     "claude-code": ("memdex.ingest.kinds.claude_code:ClaudeCodeKind", _agent("claude-code")),
     "codex": ("memdex.ingest.kinds.codex:CodexKind", _agent("codex")),
 }
@@ -122,6 +126,16 @@ def resume_command(kind: str | None, key: str, meta: Mapping[str, Any]) -> dict[
     return how.command(key, meta) if how is not None else None
 
 
+def companion_owner(path: str) -> str | None:
+    """The file whose companion ``path`` is (``SourceKind.companions``: a SQLite database's
+    ``-wal``), or None: the watcher reports a change of one as a change of the other."""
+    for kind in sources().values():
+        for suffix in kind.companions:
+            if path.endswith(suffix) and kind.claims(os.path.basename(path[: -len(suffix)])):
+                return path[: -len(suffix)]
+    return None
+
+
 def get_kind(name: str) -> SourceKind:
     known = sources()
     try:
@@ -158,6 +172,7 @@ __all__ = [
     "KindTraits",
     "SourceFile",
     "SourceKind",
+    "companion_owner",
     "detect_root_kind",
     "get_kind",
     "kinds_for",

@@ -28,6 +28,9 @@ class SourceFile:
     data: bytes
     scope: str | None = None
     chunk_tokens: int | None = None  # None: each kind's own default
+    # A kind that opens its file itself: the state it saved when it last read this file
+    # (``ParsedFile.tail``), so it reads only what changed since; None: read it all.
+    state: dict[str, Any] | None = None
 
     @property
     def size(self) -> int:
@@ -173,8 +176,18 @@ class SourceKind:
     session_log: bool = False
     resume: Resume | None = None
     # Where the agent keeps these files by default, for `memdex kinds` and `memdex index
-    # --agents`: ``~`` is $HOME; ``$VAR/x | ~/y`` is $VAR/x when VAR is set, else ~/y.
+    # --agents`: ``~`` is $HOME; ``$VAR/x | ~/y`` is $VAR/x when VAR is set, else ~/y (a
+    # folder, or a single file).
     locations: tuple[str, ...] = ()
+    # A kind that opens its file itself (a SQLite database, read through SQLite so that what
+    # sits in its write-ahead log is seen): the pipeline hands ``parse`` the file's head and
+    # the state saved at its last read (``SourceFile.state``), never the whole file, and
+    # knows a change by the stat of the file and its companions, not by its bytes.
+    opens_itself: bool = False
+    # Files beside a file of this kind, named by a suffix to its name, whose change is a
+    # change of it (SQLite's ``-wal``): the watcher reports them as the file itself, and
+    # the file's stat includes theirs.
+    companions: tuple[str, ...] = ()
 
     # A built-in kind's traits, as the registry declares them (``ingest.BUILT_IN``); a kind
     # registered from outside declares its own in the class attributes above.

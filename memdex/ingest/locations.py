@@ -26,7 +26,8 @@ def expand(location: str) -> tuple[str, Path] | None:
 
 def agent_locations() -> list[dict[str, Any]]:
     """Every kind's default locations on this machine, in the registry's order: ``kind``,
-    ``location`` (as declared, the alternative in use), ``path`` and whether it ``exists``."""
+    ``location`` (as declared, the alternative in use), ``path`` and whether it ``exists``
+    (a folder, or a single file: OpenCode's opencode.db)."""
     from memdex.ingest import sources
 
     out = []
@@ -35,5 +36,5 @@ def agent_locations() -> list[dict[str, Any]]:
             chosen = expand(location)
             if chosen is not None:
                 shown, path = chosen
-                out.append({"kind": kind.name, "location": shown, "path": str(path), "exists": path.is_dir()})
+                out.append({"kind": kind.name, "location": shown, "path": str(path), "exists": path.exists()})
     return out

@@ -33,7 +33,7 @@ from functools import partial
 from pathlib import Path
 
 from memdex.errors import DatabaseError, IngestError, InvalidParameter, raise_errors
-from memdex.ingest import INGEST_VERSION, detect_root_kind, get_kind, sources
+from memdex.ingest import INGEST_VERSION, companion_owner, detect_root_kind, get_kind, sources
 from memdex.ingest.base import MB, SNIFF_BYTES, SourceFile, SourceKind, Tail
 from memdex.ingest.decide import Append, Broken, KnownBroken, Problem, TooLarge, Unchanged, decide, same_stat
 from memdex.ingest.departures import Arrivals, keeps
@@ -159,9 +159,11 @@ def index_changes(
     run = _Run(conn, Options(), None, should_stop, batch_files=WATCH_BATCH_FILES)
 
     def work() -> None:
+        # A database's -wal changed: the database did (SourceKind.companions).
+        wanted = {companion_owner(p) or p for p in (os.path.abspath(p) for p in paths)}
         # Paths that exist first: a file moved here is indexed before its old path is seen
         # gone, so the move is known for one (departures), not taken for a deletion.
-        for path in sorted({os.path.abspath(p) for p in paths}, key=lambda p: (not os.path.lexists(p), p)):
+        for path in sorted(wanted, key=lambda p: (not os.path.lexists(p), p)):
             if run.stop():
                 return
             row = owning_root(path, roots)
@@ -452,6 +454,9 @@ class _Run:
     ) -> None:
         "Read a file and hash it; parse it when its bytes changed; queue what it writes."
         names = {k.name for k in candidates}
+        # A kind that opens the file itself (a database) is handed its head alone; its change
+        # is its stat's (with its companions': roots.Root.candidates), not its bytes'.
+        opens_itself = any(k.opens_itself for k in candidates)
         try:
             with open(found.path, "rb") as f:
                 # Sized by the stat (read(limit + 1) allocates 5 MB for every small file), and
@@ -459,14 +464,17 @@ class _Run:
                 data = f.read(min(found.size + 1, SNIFF_BYTES))
                 if stored is None and not any(k.sniff(data) for k in candidates):
                     return  # named like a source, is not one (a JSONL dataset)
-                data += f.read(min(found.size, limit) + 1 - len(data))
-                if len(data) > found.size:  # it grew since the stat: read on, to the limit
-                    data += f.read(limit + 1 - len(data))
+                if not opens_itself:
+                    data += f.read(min(found.size, limit) + 1 - len(data))
+                    if len(data) > found.size:  # it grew since the stat: read on, to the limit
+                        data += f.read(limit + 1 - len(data))
         except OSError as exc:  # permissions can be fixed without touching the file: re-check next run
             self._skip(root, found, f"cannot read file: {exc.strerror}", remember_stat=False)
             return
-        sha = hashlib.sha256(data).hexdigest()
-        whole_folder = any(k.aggregate for k in candidates)  # its manifest's bytes are not all of it
+        seen = f"{found.size}:{found.mtime_ns}".encode() if opens_itself else data
+        sha = hashlib.sha256(seen).hexdigest()
+        # its manifest's bytes (an archive's), or its head (a database), are not all of it
+        whole_folder = any(k.aggregate for k in candidates) or opens_itself
         same_bytes = stored is not None and stored.sha256 == sha and stored.kind in names
         if same_bytes and stored is not None and not whole_folder and not root.stale:
             self.queue_write(partial(self.writer.touch, stored, found))
@@ -485,6 +493,9 @@ class _Run:
             return
         rel = os.path.relpath(found.path, zone).replace(os.sep, "/")
         source = SourceFile(found.path, rel, zone, data, root.scope, root.chunk_tokens)
+        if kind.opens_itself and stored is not None and stored.kind == kind.name and not root.stale:
+            tail = self.writer.tail(stored.id)  # what it read last time: it reads what changed since
+            source.state = tail.state if tail is not None and not stored.deleted_at else None
         try:
             parsed = kind.parse(source)
         except IngestError as exc:

@@ -101,7 +101,24 @@ class Root:
         else:
             rel = os.path.relpath(found.path, zone).replace(os.sep, "/")
         kinds = kinds_for(rel, self.forced, zone_kind)
+        companions = {suffix for k in kinds for suffix in k.companions}
+        if companions and not found.problem:  # a database with its -wal: both say it changed
+            found = with_companions(found, companions)
         return (zone, kinds, found) if kinds else None
+
+
+def with_companions(found: Found, suffixes: set[str]) -> Found:
+    "A file's stat with its companions' (a SQLite -wal): their sizes summed, the newest mtime."
+    size, mtime_ns = found.size, found.mtime_ns
+    for suffix in sorted(suffixes):
+        try:
+            st = os.stat(f"{found.path}{suffix}")
+        except OSError:
+            continue  # none now (checkpointed and removed, or never made)
+        if not st.st_size:
+            continue  # empty: no change in it (a reader of the database may have made it)
+        size, mtime_ns = size + st.st_size, max(mtime_ns, st.st_mtime_ns)
+    return replace(found, size=size, mtime_ns=mtime_ns)
 
 
 def nested_roots(root: str, all_roots: list[str]) -> set[str]:

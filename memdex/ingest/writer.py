@@ -197,6 +197,7 @@ class Writer:
             }
             old_ids: dict[str, int] = {}
             targets: set[str] = set()
+            keys: set[str] = set()
             if stored is None:
                 cursor = self.execute("file_insert", params)
                 file_id = int(cursor.lastrowid or 0)
@@ -204,7 +205,13 @@ class Writer:
                 file_id = stored.id
                 old_ids = {r["key"]: r["id"] for r in self.execute("documents_of_file", {"file_id": file_id})}
                 targets = self._link_targets(file_id)
-                self.execute("documents_delete_of_file", {"file_id": file_id})
+                if parsed.kept is None:
+                    self.execute("documents_delete_of_file", {"file_id": file_id})
+                else:  # read in part: the documents it kept stay as they are, untouched
+                    keys = set(parsed.kept) & set(old_ids)
+                    for key, doc_id in old_ids.items():
+                        if key not in keys:
+                            self.execute("document_delete", {"id": doc_id})
                 self.execute("links_delete_of_file", {"file_id": file_id})
                 self.execute("file_update", {**params, "id": file_id})
             for link in parsed.links:
@@ -219,7 +226,6 @@ class Writer:
                     },
                 )
                 targets.add(link.target)
-            keys: set[str] = set()
             # A document that grows (a session log) is ranked by its chunks alone: its whole
             # text is not indexed again after every appended line (migration 0006).
             source = sources().get(kind)

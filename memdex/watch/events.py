@@ -1,7 +1,8 @@
 """Which paths changed under the watched roots, delivered in debounced batches.
 
 A watchdog Observer watches each root; events become paths (both ends of a move); paths memdex
-never reads (``ingest.walk.IgnoreList``, the index's own files) are dropped; and
+never reads (``ingest.walk.IgnoreList``, the index's own files) are dropped (a database's
+``-wal`` is kept: ``ingest.index_changes`` reads it as its database); and
 watchdog's EventDebouncer gathers a burst into one call of ``on_change(paths, first_seen)``.
 This module parses nothing: what is in the changed files is ``ingest``'s business.
 """
@@ -26,6 +27,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import ObservedWatch
 from watchdog.utils.event_debouncer import EventDebouncer
 
+from memdex.ingest import companion_owner
 from memdex.ingest.walk import IgnoreList
 
 OnChange = Callable[[set[str], float], None]
@@ -53,8 +55,8 @@ class _RootHandler(FileSystemEventHandler):
             self.watcher.received(event)
 
     def _wanted(self, path: str, is_dir: bool) -> bool:
-        if self.single_file:
-            return path == str(self.root)
+        if self.single_file:  # a database's commits land in its -wal first: they count too
+            return path == str(self.root) or companion_owner(path) == str(self.root)
         if self.watcher.skipped(path):
             return False
         rel = os.path.relpath(path, self.root)

@@ -20,8 +20,8 @@ kept the parts in ``part/`` itself, each naming its ``messageID``).
   the first prompt. Kept as meta: the session id, its folder (the project), the version,
   the model and provider, and the parent of a subagent's session.
 - A file that is not JSON is reported as ``<manifest>#<file under storage/>``; the rest of
-  the session is indexed. Newer OpenCode keeps everything in ``opencode.db`` (SQLite),
-  which is not read.
+  the session is indexed. OpenCode 1.2 and later keep the same objects in ``opencode.db``
+  (SQLite), read by ``kinds.opencode_db`` into the same documents (``conversation``).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -155,61 +156,73 @@ class Session:
         return self.flat.get(message, [])
 
     def read(self) -> Conversation | None:
-        info = self.info()
         messages: list[dict[str, Any]] = []
         for path in self._files(self.storage / "message" / self.id):
             data = self._json(path)
             if isinstance(data, dict):
                 data.setdefault("id", path.stem)
                 messages.append(data)
-        messages.sort(key=lambda m: ((m.get("time") or {}).get("created") or 0, str(m["id"])))
-        meta: dict[str, Any] = {"session": self.id}
-        said: list[Message] = []
-        for message in messages:
-            said += self._message(message, meta)
-        if not said:
-            return None
-        for field, name in (("directory", "project"), ("version", "version"), ("parentID", "parent_session")):
-            if isinstance(info.get(field), str) and info[field]:
-                meta[name] = info[field]
-        title = str(info.get("title") or "")
-        if not title or _PLACEHOLDER.match(title):
-            prompts = [m.text for m in said if m.role == "user" and not m.text.startswith("[attachment")]
-            asked = [_summary_title(m) for m in messages if m.get("role") == "user"]
-            title = first_words(prompts[0]) if prompts else next((t for t in asked if t), "untitled session")
-        if meta.get("parent_session") and not title.startswith("subagent: "):
-            title = f"subagent: {title}"
-        times: dict[str, Any] = info["time"] if isinstance(info.get("time"), dict) else {}
-        stamps = [m.time for m in said if m.time]
-        return Conversation(
-            id=self.id,
-            title=title,
-            platform="opencode",
-            messages=said,
-            created=_epoch(times.get("created")) or min(stamps, default=None),
-            updated=_epoch(times.get("updated")) or max(stamps, default=None),
-            meta=meta,
-        )
+        return conversation(self.id, self.info(), messages, self.parts)
 
-    def _message(self, message: dict[str, Any], meta: dict[str, Any]) -> list[Message]:
-        role = "user" if message.get("role") == "user" else "assistant"
-        time = _epoch((message.get("time") or {}).get("created"))
-        model = message.get("modelID") or (message.get("model") or {}).get("modelID")
-        provider = message.get("providerID") or (message.get("model") or {}).get("providerID")
-        if isinstance(model, str) and model:
-            meta["model"] = model
-        if isinstance(provider, str) and provider:
-            meta["provider"] = provider
-        out: list[Message] = []
-        for part in self.parts(str(message["id"])):
-            out += _part(part, role, time, meta)
-        error = message.get("error")
-        if isinstance(error, dict):
-            data: dict[str, Any] = error["data"] if isinstance(error.get("data"), dict) else {}
-            out.append(
-                Message("system", trimmed(f"[error] {data.get('message') or error.get('name') or ''}"), time)
-            )
-        return [m for m in out if m.text.strip()]
+
+def conversation(
+    ident: str,
+    info: dict[str, Any],
+    messages: list[dict[str, Any]],
+    parts_of: Callable[[str], list[dict[str, Any]]],
+) -> Conversation | None:
+    """One session as a conversation, from OpenCode's own objects, whichever layout kept them
+    (this tree, or opencode.db: ``kinds.opencode_db``): its info (title, directory, version,
+    parentID, time), its messages' info (each with its ``id``) and each message's parts."""
+    messages = sorted(messages, key=lambda m: ((m.get("time") or {}).get("created") or 0, str(m["id"])))
+    meta: dict[str, Any] = {"session": ident}
+    said: list[Message] = []
+    for message in messages:
+        said += _message(message, parts_of(str(message["id"])), meta)
+    if not said:
+        return None
+    for field, name in (("directory", "project"), ("version", "version"), ("parentID", "parent_session")):
+        if isinstance(info.get(field), str) and info[field]:
+            meta[name] = info[field]
+    title = str(info.get("title") or "")
+    if not title or _PLACEHOLDER.match(title):
+        prompts = [m.text for m in said if m.role == "user" and not m.text.startswith("[attachment")]
+        asked = [_summary_title(m) for m in messages if m.get("role") == "user"]
+        title = first_words(prompts[0]) if prompts else next((t for t in asked if t), "untitled session")
+    if meta.get("parent_session") and not title.startswith("subagent: "):
+        title = f"subagent: {title}"
+    times: dict[str, Any] = info["time"] if isinstance(info.get("time"), dict) else {}
+    stamps = [m.time for m in said if m.time]
+    return Conversation(
+        id=ident,
+        title=title,
+        platform="opencode",
+        messages=said,
+        created=_epoch(times.get("created")) or min(stamps, default=None),
+        updated=_epoch(times.get("updated")) or max(stamps, default=None),
+        meta=meta,
+    )
+
+
+def _message(message: dict[str, Any], parts: list[dict[str, Any]], meta: dict[str, Any]) -> list[Message]:
+    role = "user" if message.get("role") == "user" else "assistant"
+    time = _epoch((message.get("time") or {}).get("created"))
+    model = message.get("modelID") or (message.get("model") or {}).get("modelID")
+    provider = message.get("providerID") or (message.get("model") or {}).get("providerID")
+    if isinstance(model, str) and model:
+        meta["model"] = model
+    if isinstance(provider, str) and provider:
+        meta["provider"] = provider
+    out: list[Message] = []
+    for part in parts:
+        out += _part(part, role, time, meta)
+    error = message.get("error")
+    if isinstance(error, dict):
+        data: dict[str, Any] = error["data"] if isinstance(error.get("data"), dict) else {}
+        out.append(
+            Message("system", trimmed(f"[error] {data.get('message') or error.get('name') or ''}"), time)
+        )
+    return [m for m in out if m.text.strip()]
 
 
 def _summary_title(message: dict[str, Any]) -> str:
