@@ -201,8 +201,8 @@ class Tools:
             str | None,
             Field(
                 description="Or what a result printed to name it: its path (absolute or relative; "
-                "path:12-30 reads those lines), its location (path (messages 3-7): those messages), "
-                "or its key (chat_id)."
+                "path:12-30 reads those lines), its location (path (messages 3-7): those messages; "
+                "path#key, one conversation of an export that holds many), or its key (chat_id)."
             ),
         ] = None,
         line_start: Annotated[int | None, Field(ge=1, description="First line to read (1-based).")] = None,
