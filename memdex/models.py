@@ -116,6 +116,9 @@ class Hit:
     heading: str | None = None
     text: str | None = None
     location: str = ""  # where to read: path:lines, path (messages a-b), or an archive's chunk file
+    # The document as a location names it: its path, or path#key when its file holds other
+    # documents too (a chat export's conversations), so what a result prints names one.
+    place: str = ""
     chat: dict[str, Any] | None = None  # for conversations: message_count, chunk_count, signals
     # where ``date`` came from: frontmatter | conversation | text | file name | mtime (the file's
     # modification time, shown for a document with no date of its own)

@@ -316,6 +316,11 @@ def test_codex_calls_memdex_through_its_mcp_entry(world: World) -> None:
 def test_gemini_cli_calls_memdex_through_its_mcp_entry(world: World) -> None:
     run = world.runs["gemini"]
     check_memdex_answered(run, "mcp_memdex_search_knowledge_base")
+    offered = {name for r in run.api.calls() for name in run.api.tool_names(r["body"])}
+    # setup's tools.allowed lets the readers run; save_results, not trusted, has nobody to ask
+    # in a run with -p, so Gemini CLI does not offer it
+    assert {"mcp_memdex_get_document", "mcp_memdex_index_status"} <= offered
+    assert "mcp_memdex_save_results" not in offered
     out = json.loads(run.stdout)
     assert out["response"].startswith(ANSWER)
     assert out["stats"]["tools"]["totalSuccess"] >= 1
@@ -355,7 +360,11 @@ def test_the_plugin_installs_into_claude_code_from_its_folder(clis: Clis, tmp_pa
     listed = json.loads(run("plugin", "list", "--json").stdout)
     mine = next(p for p in listed if p["id"] == "memdex@memdex")
     assert mine["enabled"] and mine["readFromFolder"] == str(PLUGIN_DIR)
-    assert mine["mcpServers"]["memdex"]["args"] == ["${CLAUDE_PLUGIN_ROOT}/scripts/memdex.sh", "mcp"]
+    assert mine["mcpServers"]["memdex"]["args"] == [
+        "${CLAUDE_PLUGIN_ROOT}/scripts/memdex.sh",
+        "mcp",
+        "--save-tool",
+    ]
 
 
 def test_codex_reads_what_setup_prints(clis: Clis, tmp_path: Path) -> None:
@@ -370,4 +379,4 @@ def test_codex_reads_what_setup_prints(clis: Clis, tmp_path: Path) -> None:
     (server,) = json.loads(listed.stdout)
     assert server["name"] == "memdex" and server["enabled"]
     assert server["transport"]["command"] == MEMDEX
-    assert server["transport"]["args"] == ["--db", str(tmp_path / "i.db"), "mcp"]
+    assert server["transport"]["args"] == ["--db", str(tmp_path / "i.db"), "mcp", "--save-tool"]

@@ -282,3 +282,54 @@ def test_decisions_said_by_tools_are_not_decisions(tmp_path: Path, project: Path
     found = context_of(path, project)
     assert [s["key"] for s in found["sessions"]] == ["s-t"]
     assert found["decisions"] == [] and found["open_threads"] == []
+
+
+def test_open_threads_are_what_a_person_would_call_open(tmp_path: Path) -> None:
+    "Previously: 'last asked: /exit', '**Next Steps**', a line of code and /todo-app/ were threads."
+    project = tmp_path / "work" / "kiwi"
+    sessions = tmp_path / "claude" / "projects"
+    said = [
+        "<ide_opened_file>The user opened the file /work/kiwi/app.ts in the IDE.</ide_opened_file>"
+        "Why does the importer stop halfway?",
+        "The importer throws on row 12.\n\n```ts\n// TODO: handle empty rows\nthrow new Error('x');\n```\n"
+        "  throw new Error('importer not yet implemented');\n"
+        "- `/todo-app/types/` - Complete type definitions (actions.ts, filters.ts, etc.)\n\n"
+        "## 6. **Next Steps**\n\n- Retry the import with the empty rows skipped.\n"
+        "- Then check the totals.",
+        "/exit",
+    ]
+    write_session(sessions, project, "s-kiwi", said, 22)
+    # the same session copied under a second root: listed once
+    shutil.copytree(sessions, tmp_path / "backup")
+    path = tmp_path / "index.db"
+    conn = db.connect(path)
+    index_paths(conn, [sessions, tmp_path / "backup"])
+    conn.close()
+    found = context_of(path, project, 1000)
+    assert [s["key"] for s in found["sessions"]] == ["s-kiwi"]
+    assert found["last_prompt"]["text"] == "Why does the importer stop halfway?"
+    assert [t["text"] for t in found["open_threads"]] == ["Retry the import with the empty rows skipped."]
+    for noise in ("**", "/exit", "ide_opened_file", "todo-app", "not yet implemented"):
+        assert noise not in found["text"], noise
+
+
+def test_a_real_aider_history_gives_threads_not_headings_commands_or_code(tmp_path: Path) -> None:
+    "The AFI-Protocol history in ../shared: it ends with /exit, '## 7. **Next Steps**' and stubs' code."
+    from .conftest import shared
+
+    folder = tmp_path / "afi-core"
+    folder.mkdir()
+    history = shared("chats", "aider", "AFI-Protocol-afi-core", ".aider.chat.history.md")
+    (folder / ".aider.chat.history.md").write_bytes(history.read_bytes())
+    path = tmp_path / "index.db"
+    conn = db.connect(path)
+    index_paths(conn, [folder])
+    conn.close()
+    found = context_of(path, folder, 1000)
+    assert found["sessions"], found
+    asked = found["last_prompt"]["text"]
+    assert not asked.startswith("/") and asked.startswith("Please scan all files under dist/")
+    threads = [t["text"] for t in found["open_threads"]]
+    assert threads and "Add or implement the above DAG scaffolding." in threads
+    for text in threads:
+        assert "**" not in text and not text.startswith("#") and "throw new Error" not in text, text

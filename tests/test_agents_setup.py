@@ -13,8 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from memdex.agents import PLUGIN_DIR
-from memdex.agents.setup import CLAUDE_TOOLS, memdex_command
+from memdex.agents.setup import CLAUDE_TOOLS, SERVER_ARGS, TOOLS, memdex_command
 from memdex.doors.cli import cli
+from memdex.doors.mcp_server import tool_names, writes_files
 
 CODEX_CONFIG = """\
 # my Codex settings: keep these comments
@@ -73,8 +74,9 @@ def test_codex_merge_keeps_other_servers_and_comments_and_remove_restores_the_fi
     assert data["profiles"] == {"fast": {"model": "gpt-5.5-mini"}}
     assert data["mcp_servers"]["memdex"] == {
         "command": memdex_command()[0],
-        "args": ["--db", str(db), "mcp"],
-        "default_tools_approval_mode": "approve",
+        "args": ["--db", str(db), "mcp", "--save-tool"],
+        "default_tools_approval_mode": "prompt",  # save_results, which writes files, asks
+        "tools": {tool: {"approval_mode": "approve"} for tool in TOOLS},
     }
     assert os.path.isabs(data["mcp_servers"]["memdex"]["command"])
     assert [b.read_text() for b in backups(config)] == [CODEX_CONFIG]
@@ -125,11 +127,11 @@ def test_gemini_merge_keeps_other_servers_and_settings(home: Path, tmp_path: Pat
     data = json.loads(settings.read_text())
     assert data["ui"] == {"theme": "Dracula"}
     assert data["mcpServers"]["github"] == other["mcpServers"]["github"]
-    assert data["mcpServers"]["memdex"] == {
+    assert data["mcpServers"]["memdex"] == {  # not trusted: that would run save_results unasked
         "command": memdex_command()[0],
-        "args": ["--db", str(db), "mcp"],
-        "trust": True,
+        "args": ["--db", str(db), "mcp", "--save-tool"],
     }
+    assert data["tools"] == {"allowed": [f"mcp_memdex_{tool}" for tool in TOOLS]}
     assert [json.loads(b.read_text()) for b in backups(settings)] == [other]
     assert setup("gemini", "--remove")[0] == 0
     assert json.loads(settings.read_text()) == other
@@ -220,3 +222,29 @@ def test_remove_without_a_file_says_so(home: Path) -> None:
 
 def test_print_and_remove_together_is_a_usage_error(home: Path) -> None:
     assert setup("codex", "--print", "--remove")[0] == 2
+
+
+def test_what_setup_lets_an_agent_run_unasked_writes_no_file(home: Path, tmp_path: Path) -> None:
+    "Every tool allowed without asking, in each agent's file, is one of the server's that cannot write."
+    assert SERVER_ARGS == ["mcp", "--save-tool"]
+    offered = tool_names(save_tool=True)
+    readers = [t for t in offered if not writes_files(t, save_tool=True)]
+    assert list(TOOLS) == readers and "save_results" in offered and writes_files("save_results")
+    assert writes_files("search_knowledge_base")  # without --save-tool it takes output_file
+    db = tmp_path / "index.db"
+    for agent in ("claude-code", "codex", "gemini"):
+        assert setup(agent, db=db)[0] == 0, agent
+    claude = json.loads((home / ".claude" / "settings.json").read_text())
+    unasked = {"claude-code": [t.rsplit("__", 1)[1] for t in claude["permissions"]["allow"]]}
+    codex = tomllib.loads((home / ".codex" / "config.toml").read_text())["mcp_servers"]["memdex"]
+    assert codex["default_tools_approval_mode"] == "prompt"
+    unasked["codex"] = [t for t, c in codex["tools"].items() if c["approval_mode"] != "prompt"]
+    gemini = json.loads((home / ".gemini" / "settings.json").read_text())
+    assert "trust" not in gemini["mcpServers"]["memdex"]
+    unasked["gemini"] = [t.removeprefix("mcp_memdex_") for t in gemini["tools"]["allowed"]]
+    for agent, tools in unasked.items():
+        assert tools == readers, agent
+    for args in (codex["args"], gemini["mcpServers"]["memdex"]["args"]):
+        assert args[-2:] == SERVER_ARGS
+    plugin = json.loads((PLUGIN_DIR / ".mcp.json").read_text())["mcpServers"]["memdex"]
+    assert plugin["args"][1:] == SERVER_ARGS

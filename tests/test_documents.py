@@ -53,8 +53,14 @@ def test_a_conversation_is_read_from_the_index_by_messages(sample: sqlite3.Conne
 def test_an_export_holding_many_conversations_asks_for_an_id(
     sample: sqlite3.Connection, sample_copy: Path
 ) -> None:
-    with pytest.raises(InvalidParameter, match=r"holds 6 documents; give one id: \d+ \(ChatGPT rate limits"):
-        get_document(sample, str(sample_copy / "chats" / "archive" / "chat_index.csv"))
+    index = str(sample_copy / "chats" / "archive" / "chat_index.csv")
+    with pytest.raises(
+        InvalidParameter,
+        match=r"holds 6 documents; give one id, or .*chat_index.csv#KEY: \d+ \(ChatGPT rate limits on "
+        r"the team plan; key chat-001\)",
+    ):
+        get_document(sample, index)
+    assert get_document(sample, f"{index}#chat-001")["title"] == "ChatGPT rate limits on the team plan"
 
 
 @pytest.mark.parametrize(
@@ -232,3 +238,69 @@ def test_a_relative_path_is_the_file_here_not_another_roots_same_key(
         monkeypatch.chdir(tmp_path / here)
         assert _show(db_path, "todo.md")["text"].endswith(f"{here} things\n")
         assert _show(db_path, "todo.md:3-3")["text"] == f"{here} things\n"
+
+
+@pytest.mark.parametrize(
+    "export",
+    [
+        ("chatgpt", "chatlore", "conversations.json"),
+        ("chatgpt", "quentinous-chatgpt-export-studio", "conversations.json"),
+        ("claude", "chatlore", "conversations.json"),
+        ("claude", "osteele-claude-chat-viewer", "testdata", "conversations.json"),
+    ],
+    ids=lambda parts: "/".join(parts[:2]),
+)
+def test_show_takes_every_read_line_of_a_real_export_of_many_conversations(
+    conn: sqlite3.Connection,
+    tmp_path: Path,
+    db_path: Path,
+    export: tuple[str, ...],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    "Previously a read: line of an export holding many conversations was refused: 'holds 2 documents'."
+    from .conftest import shared
+
+    folder = tmp_path / "exports" / export[0]
+    folder.mkdir(parents=True)
+    copy = folder / "conversations.json"
+    copy.write_bytes(shared("chats", *export).read_bytes())
+    index_paths(conn, [folder])
+    docs = conn.execute(
+        "SELECT d.id, d.key, d.title FROM documents d JOIN files f ON f.id = d.file_id WHERE f.path = ?",
+        (str(copy),),
+    ).fetchall()
+    assert len(docs) >= 2, docs  # many conversations in one file: the case at hand
+    for doc_id, key, title in docs:
+        seen = 0
+        for granularity in ("chat", "chunk"):
+            printed = CliRunner().invoke(
+                cli, ["--db", str(db_path), "search", title, "--granularity", granularity, "--limit", "20"]
+            )
+            assert printed.exit_code == 0, printed.output
+            reads = [line.split("read: ", 1)[1] for line in printed.stdout.splitlines() if "read: " in line]
+            for read in reads:  # pasted as printed, every one names one conversation
+                assert read.startswith(f"{copy}#"), read
+                shown = _show(db_path, read)
+                assert read.startswith(f"{copy}#{shown['key']}") and shown["path"] == str(copy)
+                seen += shown["id"] == doc_id
+        assert seen, f"no read: line of {title!r} named it"
+        # the text shown without --json is that conversation's, the key through a relative path too
+        plain = CliRunner().invoke(cli, ["--db", str(db_path), "show", f"{copy}#{key}"])
+        assert plain.exit_code == 0 and plain.stdout == get_document(conn, doc_id)["text"]
+    monkeypatch.chdir(tmp_path)
+    relative = os.path.relpath(copy)
+    assert _show(db_path, f"{relative}#{docs[1][1]}")["id"] == docs[1][0]
+    # the bare path still asks which, and says how to name one
+    bare = CliRunner().invoke(cli, ["--db", str(db_path), "show", f"{copy} (messages 1-2)"])
+    assert bare.exit_code == 2 and f"give one id, or {copy}#KEY" in bare.stderr
+
+
+def test_a_file_with_a_hash_in_its_name_is_still_named_by_its_path(
+    conn: sqlite3.Connection, tmp_path: Path, db_path: Path
+) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "C#-tips.md").write_text("# C# tips\n\nPrefer records for value objects.\n")
+    index_paths(conn, [notes])
+    for ref in (f"{notes}/C#-tips.md", f"{notes}/C#-tips.md:3-3"):
+        assert _show(db_path, ref)["title"] == "C# tips", ref

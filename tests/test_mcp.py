@@ -53,10 +53,12 @@ async def _session(read: Any, write: Any, calls: list[Call]) -> dict[str, Any]:
         return out
 
 
-def over_stdio(db_path: Path, calls: list[Call], env: dict[str, str] | None = None) -> dict[str, Any]:
+def over_stdio(
+    db_path: Path, calls: list[Call], env: dict[str, str] | None = None, extra: tuple[str, ...] = ()
+) -> dict[str, Any]:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "memdex", "--db", str(db_path), "mcp"],
+        args=["-m", "memdex", "--db", str(db_path), "mcp", *extra],
         env={"MEMDEX_RAISE_ERRORS": "1", **(env or {})},
     )
 
@@ -295,6 +297,40 @@ def test_files_written_on_request(sample_db: Path, sample_copy: Path, tmp_path: 
     assert (tmp_path / "got" / "manifest.json").exists() and written["data"]["retrieved"]["files"]
     assert refused["error"] and refused["data"]["error"]["type"] == "invalid_parameter"
     assert "inside an indexed root" in refused["data"]["error"]["message"]
+
+
+def test_with_save_tool_only_save_results_writes(sample_db: Path, tmp_path: Path) -> None:
+    "What memdex setup runs: an agent may run the search unasked, so the search writes nothing."
+    tmp_path = tmp_path / "out"
+    tmp_path.mkdir()
+    calls: list[Call] = [
+        ("search_knowledge_base", {"query": "ChatGPT", "mode": "search", "output_file": str(tmp_path)}),
+        ("search_knowledge_base", {"query": "ChatGPT", "mode": "search", "retrieve_artifacts": True}),
+        ("save_results", {"query": "ChatGPT", "mode": "search", "output_file": str(tmp_path)}),
+        ("save_results", {"query": "ChatGPT", "output_file": False}),
+        ("save_results", {"query": "ChatGPT", "mode": "search", "output_file": str(tmp_path / ".claude")}),
+    ]
+    out = over_stdio(sample_db, calls, extra=("--save-tool",))
+    tools = out["tools"]
+    assert set(tools) == {"search_knowledge_base", "get_document", "index_status", "save_results"}
+    searched = set(tools["search_knowledge_base"].input_schema["properties"])
+    assert not searched & {"output_file", "retrieve_artifacts", "retrieval_dir"}
+    saved = tools["save_results"].input_schema["properties"]
+    assert set(saved) == searched | {"output_file", "retrieve_artifacts", "retrieval_dir"}
+    assert saved["output_file"]["default"] is True
+    for name in ("search_knowledge_base", "get_document", "index_status"):
+        assert tools[name].annotations.read_only_hint is True, name
+    assert tools["save_results"].annotations.read_only_hint is False
+    no_file, no_copy, written, nothing, agents = out["calls"]
+    for refused in (no_file, no_copy):
+        assert refused["error"] and refused["data"]["error"]["type"] == "invalid_parameter"
+        said = refused["data"]["error"]["message"]
+        assert "search_knowledge_base writes no files on this server: call save_results" in said
+    assert not written["error"] and Path(written["data"]["output_file"]).parent == tmp_path
+    assert [p.name for p in tmp_path.iterdir()] == [Path(written["data"]["output_file"]).name]
+    assert nothing["error"] and "give one" in nothing["data"]["error"]["message"]
+    assert agents["error"] and "where Claude Code reads instructions" in agents["data"]["error"]["message"]
+    assert not (tmp_path / ".claude").exists()
 
 
 # The spec's SearchResult and AnswerWithSources: each field's name and type.

@@ -19,6 +19,7 @@ from click.testing import CliRunner, Result
 
 from memdex.doors.cli import cli
 from memdex.ingest.pipeline import index_known_roots, index_paths
+from memdex.query.request import Filters
 from memdex.query.search import search
 from memdex.store import db
 
@@ -336,3 +337,45 @@ def test_a_db_that_is_no_index_leaves_nothing_behind(tmp_path: Path, args: tuple
     assert result.exit_code == 1
     assert result.stderr == f"Error: Cannot open {notes / 'a.md'} as a memdex index: file is not a database\n"
     assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
+def test_a_session_reached_under_two_roots_is_one_result(conn: sqlite3.Connection, tmp_path: Path) -> None:
+    """Previously a session log copied under another root (a backup of ~/.claude/projects) was
+    two results. Kept: the copy whose file is there and longest; a search, a listing by date
+    and `show KEY` find that one alone, and the other takes its place when it goes."""
+    from .conftest import shared
+
+    session = "daaain-claude-code-log/-Users-dain-workspace-claude-code-log-sample"
+    live = tmp_path / "home" / ".claude" / "projects"
+    backup = tmp_path / "backup"
+    for root in (live, backup):
+        shutil.copytree(shared("chats", "claude-code", session), root / "sample")
+    log = "326189cf-5676-4237-8cde-1ce80aae4a9f.jsonl"
+    with open(live / "sample" / log, "a") as f:  # the live log went on after the copy was taken
+        line = json.loads((live / "sample" / log).read_text().splitlines()[-1])
+        line.update(uuid="after-the-copy", parentUuid=line.get("uuid"), type="user")
+        line["message"] = {"role": "user", "content": "One more thing: keep the cache for a week."}
+        f.write(json.dumps(line) + "\n")
+    index_paths(conn, [backup])
+    index_paths(conn, [live])
+    rows = conn.execute(
+        "SELECT d.id, f.path, d.copy_of FROM documents d JOIN files f ON f.id = d.file_id "
+        "WHERE d.key = ? ORDER BY d.id",
+        (log.removesuffix(".jsonl"),),
+    ).fetchall()
+    assert len(rows) == 2  # both indexed: each root is whole on its own
+    (kept,) = [r["id"] for r in rows if r["copy_of"] is None]
+    assert dict((r["id"], r["path"]) for r in rows)[kept].startswith(str(live))
+    for granularity in ("chat", "chunk"):
+        hits = search(conn, "caching timestamp", granularity=granularity, limit=20).hits
+        assert hits and {h.id for h in hits} == {kept}, (granularity, [(h.id, h.path) for h in hits])
+    assert {h.id for h in search(conn, "July 2025", limit=20).hits} == {kept}  # a query of dates alone
+    filtered = search(conn, "caching", filters=Filters(platform="claude-code")).hits
+    assert {h.id for h in filtered} == {kept}  # filtered too
+    # the live log gone (Claude Code deletes old sessions; memdex keeps them, marked): the copy
+    # whose file is there is the session now
+    shutil.rmtree(live / "sample")
+    index_paths(conn, [live])
+    left = search(conn, "caching timestamp", limit=20).hits
+    assert [h.path for h in left] and all(h.path.startswith(str(backup)) for h in left)
+    assert len({h.id for h in left}) == 1

@@ -71,8 +71,21 @@ def toml_value(value: Any) -> str:
 
 
 def toml_table(header: str, values: dict[str, Any], comment: str) -> str:
-    lines = [f"# {comment}", f"[{header}]"] + [f"{k} = {toml_value(v)}" for k, v in values.items()]
-    return "\n".join(lines) + "\n"
+    "A table, its comment above it; a value that is a dict becomes a sub-table after it."
+    return "\n".join([f"# {comment}", *_table_lines(header, values)]) + "\n"
+
+
+def _table_lines(header: str, values: dict[str, Any], top: bool = True) -> list[str]:
+    pairs = [f"{k} = {toml_value(v)}" for k, v in values.items() if not isinstance(v, dict)]
+    lines = [f"[{header}]", *pairs] if pairs or top else []  # a table of tables needs no header
+    for key, value in values.items():
+        if isinstance(value, dict):
+            lines += _table_lines(f"{header}.{_toml_key(key)}", value, top=False)
+    return lines
+
+
+def _toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key, ensure_ascii=False)
 
 
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")

@@ -36,7 +36,8 @@ DECISION = re.compile(
     re.I,
 )
 OPEN_THREAD = re.compile(
-    r"\b(TODO|FIXME|next steps?|follow[- ]up|still (?:need|to do|open|failing|broken|missing)"
+    r"(?<![\w/.-])(?-i:TODO|FIXME)\b(?![/.-]\w)"  # in capitals, and not a name: /todo-app/ is none
+    r"|\b(next steps?|follow[- ]up|still (?:need|to do|open|failing|broken|missing)"
     r"|not (?:yet )?(?:done|fixed|finished|implemented)|open questions?|left to do|unresolved"
     r"|blocked on|remaining work)\b",
     re.I,
@@ -45,7 +46,27 @@ OPEN_THREAD = re.compile(
 # session's chunks, ingest/chat.py): a build log holds "TODO" by the hundred.
 SAID = re.compile(r"^(User|Assistant|\[subagent\] \w+): ?", re.M)
 NOT_SAID = re.compile(r"^(Tool|Thinking|Shell|System)\b", re.M)
-SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+SENTENCE = re.compile(r"(?<=[.!?])\s+")
+# What is no one's words, whoever's message holds it: code (fenced, or a line that reads as
+# code: `throw new Error('... not yet implemented');`), an edit block's markers, a table row,
+# and the wrappers Claude Code and IDEs put around what they add to a prompt.
+FENCE = re.compile(r"^\s*(```|~~~).*?(^\s*\1[^\n]*$|\Z)", re.M | re.S)
+WRAPPER = re.compile(
+    r"<([a-z]+(?:[_-][a-z]+)+)>.*?</\1>|<(system-reminder|environment_details)>.*?</\2>", re.S
+)
+CODE = re.compile(
+    r"^\s*(?:[{}()\[\]]|//|/\*|\*/?\s|#!|<{7}|={7}|>{7}|\|"
+    r"|(?:throw|return|const|let|var|def|import|export|function|class|if|elif|for|while)\b[^.!?]*[({:=;]"
+    r")|[;{]\s*$|=>|\)\s*;"
+)
+# A heading or a label alone ("## 6. **Next Steps**", "Next steps:"): no thread itself, but
+# when it names one, the line under it is the thread.
+HEADING = re.compile(
+    r"^\s*(?:#{1,6}\s+)?(?:\d+[.)]\s*)?(?:\*\*|__)?(?P<text>[^*_]{1,60}?)(?:\*\*|__)?\s*:?\s*$"
+)
+MARKER = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+# A prompt that is a command to the agent, not a question: /exit, /clear, /model opus.
+COMMAND = re.compile(r"^/[\w:-]+(?:\s|$)")
 
 
 @dataclass
@@ -106,19 +127,50 @@ def _read_session(conn: sqlite3.Connection, session: dict[str, Any], out: Projec
     date = (session["date"] or "")[:10]
     for chunk in chunks:  # last first
         for role, said in reversed(_messages(chunk["text"])):
-            if out.last_prompt is None and role == "User" and session is out.sessions[0]:
+            said = _words(said)
+            if out.last_prompt is None and role == "User" and session is out.sessions[0] and _asked(said):
                 out.last_prompt = {"date": date, "session": session["id"], "text": _cut(said)}
-            for sentence in reversed(SENTENCE.split(said)):
-                sentence = sentence.strip()
+            for sentence, under_open in reversed(_sentences(said)):
                 if len(sentence) < 12:
                     continue
                 found = {"date": date, "session": session["id"], "text": _cut(sentence)}
                 if DECISION.search(sentence) and len(out.decisions) < POINTS:
                     if found["text"] not in (d["text"] for d in out.decisions):
                         out.decisions.append(found)
-                elif OPEN_THREAD.search(sentence) and len(out.open_threads) < POINTS:
+                elif (under_open or OPEN_THREAD.search(sentence)) and len(out.open_threads) < POINTS:
                     if found["text"] not in (t["text"] for t in out.open_threads):
                         out.open_threads.append(found)
+
+
+def _words(said: str) -> str:
+    "What a message says in words: its code blocks and the wrappers tools put in a prompt left out."
+    return WRAPPER.sub("", FENCE.sub("", said)).strip()
+
+
+def _asked(said: str) -> bool:
+    "A prompt a person asked: not a command to the agent (/exit), nor a subagent's task."
+    return bool(said) and not COMMAND.match(said) and not said.startswith("[subagent]")
+
+
+def _sentences(said: str) -> list[tuple[str, bool]]:
+    """The sentences of a message in order, each with whether it is the first line under a
+    heading that names an open thread ("**Next steps**"); headings and code are left out."""
+    out: list[tuple[str, bool]] = []
+    under_open = False
+    for line in said.splitlines():
+        if not line.strip() or CODE.search(line):
+            continue
+        heading = HEADING.match(line)
+        if heading and (
+            line.lstrip().startswith("#") or "**" in line or "__" in line or line.rstrip().endswith(":")
+        ):
+            under_open = bool(OPEN_THREAD.search(heading["text"]))
+            continue
+        text = MARKER.sub("", line).strip()
+        parts = [s.strip() for s in SENTENCE.split(text) if s.strip()]
+        out += [(s, under_open and n == 0) for n, s in enumerate(parts)]
+        under_open = False
+    return out
 
 
 def _messages(text: str) -> list[tuple[str, str]]:

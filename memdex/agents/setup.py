@@ -5,11 +5,16 @@
   ``~/.claude/settings.json``): the marketplace as a directory, the plugin enabled, its
   options set to this memdex and this index, and memdex's three read-only tools allowed
   without a prompt. Claude Code installs the plugin from there on its next start.
-- **codex**: ``[mcp_servers.memdex]`` in ``$CODEX_HOME/config.toml`` (else ``~/.codex``).
+- **codex**: ``[mcp_servers.memdex]`` in ``$CODEX_HOME/config.toml`` (else ``~/.codex``):
+  every tool asks (``default_tools_approval_mode = "prompt"``) but the read-only ones
+  (``tools.<tool>.approval_mode = "approve"``).
 - **gemini**: ``mcpServers.memdex`` in ``$GEMINI_CLI_HOME/.gemini/settings.json`` (else
-  ``~/.gemini/settings.json``).
+  ``~/.gemini/settings.json``), not trusted, and the read-only tools in ``tools.allowed``.
 
 Every path written is absolute: the agent starts memdex from anywhere, with another PATH.
+Each agent's server runs ``memdex mcp --save-tool``: search_knowledge_base writes no files,
+and save_results, which does, is never allowed without asking (docs/agents.md, "What runs
+without asking").
 """
 
 from __future__ import annotations
@@ -29,9 +34,15 @@ from memdex.store import db
 AGENTS = ("claude-code", "codex", "gemini")
 PLUGIN_ID = "memdex@memdex"  # plugin@marketplace
 SERVER = "memdex"
-# Claude Code names a plugin's MCP tools mcp__plugin_<plugin>_<server>__<tool>.
+# The tools an agent may run without asking: those that write no file, on a server run with
+# --save-tool (save_results, which writes, asks every time; tests/test_agents_setup.py checks
+# this list against the server's tools).
 TOOLS = ("search_knowledge_base", "get_document", "index_status")
+SERVER_ARGS = ["mcp", "--save-tool"]
+# Claude Code names a plugin's MCP tools mcp__plugin_<plugin>_<server>__<tool>.
 CLAUDE_TOOLS = [f"mcp__plugin_memdex_{SERVER}__{tool}" for tool in TOOLS]
+# Gemini CLI names them mcp_<server>_<tool> in its policies (tools.allowed).
+GEMINI_TOOLS = [f"mcp_{SERVER}_{tool}" for tool in TOOLS]
 MARKER = "memdex setup"  # starts the comment memdex writes above its TOML table
 
 
@@ -42,7 +53,8 @@ class Change:
     agent: str
     path: Path
     entries: dict[tuple[str, ...], Any]  # JSON: key path -> value; TOML: one table
-    allow: list[str] = field(default_factory=list)  # JSON list items added to permissions.allow
+    allow: list[str] = field(default_factory=list)  # JSON list items added to the list at allow_at
+    allow_at: tuple[str, ...] = ("permissions", "allow")
     command: list[str] = field(default_factory=list)
     db: str = ""
 
@@ -60,7 +72,7 @@ class Change:
         for keys, value in self.entries.items():
             _set(data, keys, value)
         if self.allow:
-            _set(data, ("permissions", "allow"), list(self.allow))
+            _set(data, self.allow_at, list(self.allow))
         return json_text(data)
 
 
@@ -96,7 +108,7 @@ def plan(agent: str, db_path: str | os.PathLike[str] | None) -> Change:
     command = memdex_command()
     index = str(db.resolve_db_path(db_path))
     path = config_path(agent)
-    server = {"command": command[0], "args": [*command[1:], "--db", index, "mcp"]}
+    server = {"command": command[0], "args": [*command[1:], "--db", index, *SERVER_ARGS]}
     if agent == "claude-code":
         if len(command) > 1:
             raise MemdexError(
@@ -112,14 +124,26 @@ def plan(agent: str, db_path: str | os.PathLike[str] | None) -> Change:
         }
         return Change(agent, path, entries, allow=list(CLAUDE_TOOLS), command=command, db=index)
     if agent == "codex":
-        # memdex's tools read the index (and write only memdex's own results files): Codex
-        # runs them without asking, as Claude Code's allow list above does.
-        codex = {**server, "default_tools_approval_mode": "approve"}
+        # Codex runs the read-only tools without asking, as Claude Code's allow list above
+        # does; any other (save_results, and whatever a later memdex adds) asks first.
+        codex = {
+            **server,
+            "default_tools_approval_mode": "prompt",
+            "tools": {tool: {"approval_mode": "approve"} for tool in TOOLS},
+        }
         return Change(agent, path, {("mcp_servers", SERVER): codex}, command=command, db=index)
-    # trust: Gemini CLI runs the server's tools without a confirmation (and offers them at all
-    # in a non-interactive run); memdex's tools read the index.
-    gemini = {**server, "trust": True}
-    return Change(agent, path, {("mcpServers", SERVER): gemini}, command=command, db=index)
+    # Not `trust`, which would run every tool of the server without a confirmation, the one
+    # that writes files too: tools.allowed names the read-only ones (which also offers them in
+    # a non-interactive run); save_results asks, or is not offered without a person to ask.
+    return Change(
+        agent,
+        path,
+        {("mcpServers", SERVER): server},
+        allow=list(GEMINI_TOOLS),
+        allow_at=("tools", "allowed"),
+        command=command,
+        db=index,
+    )
 
 
 def describe(change: Change) -> str:
@@ -140,7 +164,7 @@ def apply(change: Change, remove: bool = False) -> list[str]:
                 _unset(data, keys)
             else:
                 _set(data, keys, value)
-        _merge_list(data, ("permissions", "allow"), change.allow, remove)
+        _merge_list(data, change.allow_at, change.allow, remove)
         new = json_text(data)
     if remove and not change.path.exists():
         return [f"{change.path} does not exist: nothing to remove."]

@@ -136,7 +136,7 @@ def pack(
             continue
         if hit.id in chosen and len(chosen[hit.id][1]) >= MAX_PASSAGES:
             continue
-        passage = _passage(chunk, hit.path)
+        passage = _passage(chunk, hit.path, hit.place)
         if passage.est_tokens > left:
             if chosen:  # only the very first passage is cut to fit; the others must fit whole
                 continue
@@ -177,13 +177,13 @@ def _in_turns(hits: list[Hit], by_id: dict[int, sqlite3.Row]) -> list[tuple[Hit,
     ]
 
 
-def _passage(chunk: sqlite3.Row, path: str) -> Passage:
+def _passage(chunk: sqlite3.Row, path: str, where: str = "") -> Passage:
     return Passage(
         chunk_id=chunk["id"],
         seq=chunk["seq"],
         heading=chunk["heading"],
         text=chunk["text"],
-        location=location(path, chunk),
+        location=location(path, chunk, where),
         line_start=chunk["line_start"],
         line_end=chunk["line_end"],
         est_tokens=chunk["est_tokens"],
@@ -198,7 +198,7 @@ def _window_passage(window: Window, hit: Hit) -> Passage:
         seq=window.turns[0].seq,
         heading=hit.heading or hit.title,
         text=window.text,
-        location=f"{hit.path} (messages {window.msg_start + 1}-{window.msg_end + 1})",
+        location=f"{hit.place or hit.path} (messages {window.msg_start + 1}-{window.msg_end + 1})",
         line_start=None,
         line_end=None,
         est_tokens=window.est_tokens,

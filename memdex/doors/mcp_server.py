@@ -5,6 +5,12 @@ loopback. Each tool is a thin call into the library (``dispatch``, ``documents``
 ``status``) on a read-only connection of its own. The server's instructions are written
 from the live index: what is in it, how much, of which kinds.
 
+search_knowledge_base takes the spec's ``output_file``, ``retrieve_artifacts`` and
+``retrieval_dir``, which write files. A client that runs a tool without asking (what
+``memdex setup`` and the plugin configure for the search) must not get those: with
+``save_tool`` (``memdex mcp --save-tool``) search_knowledge_base writes nothing and a fourth
+tool, save_results, takes the same arguments and writes; the agent asks before it runs it.
+
 Every failure has one shape, an ``isError`` result whose text is JSON::
 
     {"error": {"type": "invalid_parameter", "message": "...", "retry": "..."}}
@@ -29,7 +35,7 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict, Field, ValidationError
 
 from memdex import __version__
@@ -89,15 +95,22 @@ def _failure(exc: MemdexError | sqlite3.OperationalError) -> CallToolResult:
 
 class Tools:
     """The tools, each on a fresh read-only connection to one index; each call inside
-    ``guard`` (memdex serve's gate), and writing no files unless ``files``."""
+    ``guard`` (memdex serve's gate), and writing no files unless ``files``; with
+    ``save_tool``, only save_results writes them."""
 
     def __init__(
-        self, db_path: Path, guard: Guard = nullcontext, files: bool = True, engine: Engine | None = None
+        self,
+        db_path: Path,
+        guard: Guard = nullcontext,
+        files: bool = True,
+        engine: Engine | None = None,
+        save_tool: bool = False,
     ) -> None:
         self.db_path = db_path
         self.guard = guard
         self.files = files
         self.engine = engine  # what the session keeps warm between its searches (query.engine)
+        self.save_tool = save_tool
 
     def _run(self, work: Callable[[sqlite3.Connection], dict[str, Any]]) -> CallToolResult:
         try:
@@ -132,6 +145,28 @@ class Tools:
         `searched_query` says what was searched). An answer has the spec's AnswerWithSources
         fields, its details grouped by `category`, an `analysis`, and `verify` (the primary
         path and the related ones). Read a result with get_document(id, line_start, line_end)."""
+        if self.save_tool and any(name in arguments for name in _FILES):
+            return error("invalid_parameter", NO_FILES_HERE)
+        return self._search(query, arguments)
+
+    def save_results(self, query: str, **arguments: Any) -> CallToolResult:
+        """Search (or answer) as search_knowledge_base does, with the same arguments, and write
+        the output as a markdown file (output_file, by default a new timestamped file in the
+        results folder beside the index), and with retrieve_artifacts copy the files behind
+        the results into a folder. It never writes inside the indexed roots, over a file memdex
+        did not write, or into an agent's folders (.claude/, .codex/, .gemini/, .github/,
+        AGENTS.md, CLAUDE.md...). Returns what search_knowledge_base returns, with the paths
+        written (output_file, retrieved)."""
+        arguments = {"output_file": True, **arguments}
+        if not (arguments["output_file"] or arguments.get("retrieve_artifacts")):
+            return error(
+                "invalid_parameter",
+                "save_results writes a results file (output_file) or the sources "
+                "(retrieve_artifacts): give one; to only search, call search_knowledge_base.",
+            )
+        return self._search(query, arguments)
+
+    def _search(self, query: str, arguments: dict[str, Any]) -> CallToolResult:
         arguments = {**_defaults(), **arguments}  # called from Python, as over MCP
         output_file = arguments.pop("output_file")
         retrieve_artifacts = arguments.pop("retrieve_artifacts")
@@ -166,8 +201,8 @@ class Tools:
             str | None,
             Field(
                 description="Or what a result printed to name it: its path (absolute or relative; "
-                "path:12-30 reads those lines), its location (path (messages 3-7): those messages), "
-                "or its key (chat_id)."
+                "path:12-30 reads those lines), its location (path (messages 3-7): those messages; "
+                "path#key, one conversation of an export that holds many), or its key (chat_id)."
             ),
         ] = None,
         line_start: Annotated[int | None, Field(ge=1, description="First line to read (1-based).")] = None,
@@ -266,7 +301,9 @@ def _validation_message(name: str, exc: ValidationError, tool: Tool) -> str:
     parts = []
     for e in exc.errors():
         where = ".".join(str(x) for x in e["loc"]) or "arguments"
-        if e["type"] == "extra_forbidden":
+        if e["type"] == "extra_forbidden" and where in _FILES and name == "search_knowledge_base":
+            parts.append(NO_FILES_HERE)
+        elif e["type"] == "extra_forbidden":
             known = ", ".join(tool.parameters.get("properties", {}))
             parts.append(f"unknown parameter {where!r} (the parameters of {name} are: {known})")
         else:
@@ -300,12 +337,18 @@ _FILES: dict[str, tuple[Any, Any]] = {  # what a query can write: MCP's own argu
     ),
 }
 _FILE_DEFAULTS = {"output_file": False, "retrieve_artifacts": False, "retrieval_dir": None}
+NO_FILES_HERE = (
+    "search_knowledge_base writes no files on this server: call save_results with the same "
+    "arguments and output_file, retrieve_artifacts or retrieval_dir (your agent asks the user "
+    "before it writes)."
+)
 
 
 @cache
-def search_signature() -> inspect.Signature:
+def search_signature(files: bool = True, save: bool = False) -> inspect.Signature:
     """search_knowledge_base's arguments: the query, every search option of the table, the files
-    (made once: every call fills its defaults from it)."""
+    (made once: every call fills its defaults from it). Without ``files``, no file arguments;
+    with ``save``, save_results' (the same, output_file true by default)."""
     from memdex.answer.claude import DEFAULT_MODEL
     from memdex.query.options import OPTIONS
 
@@ -332,22 +375,35 @@ def search_signature() -> inspect.Signature:
         found[o.mcp_name] = inspect.Parameter(
             o.mcp_name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[base, field]
         )
-    for name, (kind, field) in _FILES.items():
+    for name, (kind, field) in _FILES.items() if files or save else ():
         found[name] = inspect.Parameter(
             name,
             inspect.Parameter.KEYWORD_ONLY,
-            default=_FILE_DEFAULTS[name],
+            default=True if save and name == "output_file" else _FILE_DEFAULTS[name],
             annotation=Annotated[kind, field],
         )
-    order = [*SPEC_ORDER, *(n for n in found if n not in SPEC_ORDER)]
+    order = [n for n in SPEC_ORDER if n in found] + [n for n in found if n not in SPEC_ORDER]
     return inspect.Signature([found[n] for n in order], return_annotation=CallToolResult)
 
 
-def tool_parameters(name: str) -> list[str]:
+def tool_parameters(name: str, save_tool: bool = False) -> list[str]:
     "The arguments a tool takes, in order (search_knowledge_base's from the option table)."
     if name == "search_knowledge_base":
-        return list(search_signature().parameters)
+        return list(search_signature(files=not save_tool).parameters)
+    if name == "save_results":
+        return list(search_signature(save=True).parameters)
     return [p for p in inspect.signature(getattr(Tools, name)).parameters if p != "self"]
+
+
+def tool_names(save_tool: bool = False, files: bool = True) -> list[str]:
+    "The tools a server offers: save_results only with ``save_tool`` (and files at all)."
+    writing = ["save_results"] if save_tool and files else []
+    return ["search_knowledge_base", "get_document", "index_status", *writing]
+
+
+def writes_files(name: str, save_tool: bool = False) -> bool:
+    "Whether a tool can write a file: save_results, and search_knowledge_base without ``save_tool``."
+    return bool(set(tool_parameters(name, save_tool)) & set(_FILES))
 
 
 def _defaults() -> dict[str, Any]:
@@ -357,22 +413,42 @@ def _defaults() -> dict[str, Any]:
 
 
 def build(
-    db_path: Path, guard: Guard = nullcontext, files: bool = True, engine: Engine | None = None
+    db_path: Path,
+    guard: Guard = nullcontext,
+    files: bool = True,
+    engine: Engine | None = None,
+    save_tool: bool = False,
 ) -> MCPServer:
-    "The MCP server for the index at ``db_path`` (``guard``, ``files`` and ``engine``: see Tools)."
-    impl = Tools(db_path, guard, files, engine)
+    """The MCP server for the index at ``db_path`` (``guard``, ``files``, ``engine`` and
+    ``save_tool``: see Tools)."""
+    impl = Tools(db_path, guard, files, engine, save_tool)
 
     def search_knowledge_base(query: str, **arguments: Any) -> CallToolResult:
         return impl.search_knowledge_base(query, **arguments)
 
+    def save_results(query: str, **arguments: Any) -> CallToolResult:
+        return impl.save_results(query, **arguments)
+
     search_knowledge_base.__doc__ = Tools.search_knowledge_base.__doc__
-    search_knowledge_base.__signature__ = search_signature()  # type: ignore[attr-defined]
-    functions = (search_knowledge_base, impl.get_document, impl.index_status)
+    search_knowledge_base.__signature__ = search_signature(files=not save_tool)  # type: ignore[attr-defined]
+    save_results.__doc__ = Tools.save_results.__doc__
+    save_results.__signature__ = search_signature(save=True)  # type: ignore[attr-defined]
+    functions: dict[str, Callable[..., Any]] = {
+        "search_knowledge_base": search_knowledge_base,
+        "get_document": impl.get_document,
+        "index_status": impl.index_status,
+        "save_results": save_results,
+    }
     tools = [  # descriptions dedented: a client shows them as they come
         _strict(
-            Tool.from_function(fn, description=inspect.cleandoc(fn.__doc__ or ""), structured_output=False)
+            Tool.from_function(
+                functions[name],
+                description=inspect.cleandoc(functions[name].__doc__ or ""),
+                structured_output=False,
+                annotations=_annotations(name, save_tool),
+            )
         )
-        for fn in functions
+        for name in tool_names(save_tool, files)
     ]
     registry = {t.name: t for t in tools}
     return MCPServer(
@@ -385,11 +461,20 @@ def build(
     )
 
 
-def serve(db_path: Path, http: bool = False, host: str = "127.0.0.1", port: int = 8765) -> None:
+def _annotations(name: str, save_tool: bool) -> ToolAnnotations:
+    "What a client may read of a tool: whether it writes (and never over what it did not write)."
+    if writes_files(name, save_tool):
+        return ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+    return ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+
+def serve(
+    db_path: Path, http: bool = False, host: str = "127.0.0.1", port: int = 8765, save_tool: bool = False
+) -> None:
     "Run the server until stdin closes (stdio) or it is interrupted (HTTP)."
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="memdex mcp: %(message)s")
     with Engine(stays=True) as engine:  # an agent's session searches again and again
-        _run(build(db_path, engine=engine), http, host, port)
+        _run(build(db_path, engine=engine, save_tool=save_tool), http, host, port)
 
 
 def _run(server: MCPServer, http: bool, host: str, port: int) -> None:

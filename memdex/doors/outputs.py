@@ -11,7 +11,10 @@ or overwrite one -- and it writes by rename or exclusive create, so a symlink pl
 a file is about to go is replaced, not followed. What it writes holds memory text, and the
 path may come from an agent over MCP, so it never replaces a file it did not write: a
 results file is ``.md`` and replaces only a results file, and a retrieve folder's
-``manifest.json`` only memdex's own.
+``manifest.json`` only memdex's own. Nor does it write where a coding agent reads its
+instructions or settings (``.claude/``, ``.codex/``, ``.gemini/``, ``.github/``,
+``AGENTS.md``, ``CLAUDE.md``...: ``agents.instructions``), whoever asks: a ``.md`` there
+would be an instruction the agent runs in its next session.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from memdex import __version__
+from memdex.agents.instructions import refusal
 from memdex.answer.sources import Source
 from memdex.doors.render import source_line
 from memdex.errors import InvalidParameter
@@ -64,6 +68,7 @@ def write_results(conn: sqlite3.Connection, target: str, query: str, markdown: s
     path = Path(target).expanduser()
     folder = path if path.is_dir() or target.endswith(("/", os.sep)) else path.parent
     _not_in_a_root(conn, folder if folder == path else path, "--output-file", target)
+    _not_for_agents(folder if folder == path else path, "--output-file", target)
     head = f"<!-- memdex {__version__}, {when.isoformat()}, query: {_comment(query)} -->\n\n"
     data = (head + markdown + "\n").encode("utf-8")
     try:
@@ -117,6 +122,16 @@ def _not_in_a_root(conn: sqlite3.Connection, path: Path, option: str, given: str
         )
 
 
+def _not_for_agents(path: Path, option: str, given: str) -> None:
+    "Refuse a place a coding agent reads instructions or settings from (agents.instructions)."
+    why = refusal(path)
+    if why:
+        raise InvalidParameter(
+            f"{option} {given}: {why}. memdex writes no memory text where an agent would read it "
+            "as instructions in its next session; choose a place outside agents' folders."
+        )
+
+
 def retrieve(
     conn: sqlite3.Connection,
     sources: list[Source],
@@ -130,6 +145,7 @@ def retrieve(
     allowed = roots(conn)
     folder = Path(target).expanduser()
     _not_in_a_root(conn, folder, "--retrieve", target)
+    _not_for_agents(folder, "--retrieve", target)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -147,6 +163,10 @@ def retrieve(
             continue
         if inside(str(folder / name), allowed):  # a file root that sits inside the folder
             skipped.append({**entry, "reason": f"{folder / name} is an indexed file"})
+            continue
+        why = refusal(folder / name)  # the folder swapped for a symlink into an agent's since
+        if why:
+            skipped.append({**entry, "reason": why})
             continue
         try:
             data, mode = _content(s, allowed)

@@ -86,7 +86,7 @@ def results_text(result: SearchResult) -> str:
                 f"    {h.platform or h.kind} chat · {messages}, "
                 f"{_count(h.chat['chunk_count'], 'chunk')}" + (f" · {', '.join(signals)}" if signals else "")
             )
-        lines.append(f"    read: {h.location or h.path}")
+        lines.append(f"    read: {h.location or h.place or h.path}")
         if h.resume:
             lines.append(f"    resume: {h.resume['command']}")
         if h.source_deleted:

@@ -107,6 +107,13 @@ def register(kind: SourceKind) -> SourceKind:
     return kind
 
 
+def session_kinds() -> list[str]:
+    "The kinds whose files are agents' session logs (built in, and any registered and loaded)."
+    names = {name for name, (_, traits) in BUILT_IN.items() if traits.session_log}
+    names |= {name for name, kind in (_loaded or {}).items() if kind.traits().session_log}
+    return sorted(names)
+
+
 def traits_of(name: str | None) -> KindTraits:
     """What a kind needs from show, retrieval and status, by name, without loading a parser.
 
@@ -178,5 +185,6 @@ __all__ = [
     "kinds_for",
     "register",
     "resume_command",
+    "session_kinds",
     "traits_of",
 ]

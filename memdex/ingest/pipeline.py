@@ -23,6 +23,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
 import time
@@ -33,7 +34,7 @@ from functools import partial
 from pathlib import Path
 
 from memdex.errors import DatabaseError, IngestError, InvalidParameter, raise_errors
-from memdex.ingest import INGEST_VERSION, companion_owner, detect_root_kind, get_kind, sources
+from memdex.ingest import INGEST_VERSION, companion_owner, detect_root_kind, get_kind, session_kinds, sources
 from memdex.ingest.base import MB, SNIFF_BYTES, SourceFile, SourceKind, Tail
 from memdex.ingest.decide import Append, Broken, KnownBroken, Problem, TooLarge, Unchanged, decide, same_stat
 from memdex.ingest.departures import Arrivals, keeps
@@ -211,6 +212,8 @@ class _Run:
         try:
             work()
             self.flush()
+            # one session kept once, whichever roots lead to it (migration 0012)
+            self.writer.execute("session_copies_mark", {"kinds": json.dumps(session_kinds())})
         except BaseException as exc:
             self.queue.clear()
             self.writer.rollback()  # the caller's connection is left with no transaction open

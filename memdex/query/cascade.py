@@ -59,8 +59,9 @@ class Cascade:
         self.granularity = request.granularity
         filters = filter_params(request, parsed)
         self.params = {**filters, **bm25_params()}
-        # No filter: the layers may rank their matches before they look rows up (*_unfiltered.sql).
-        self.unfiltered = all(value is None for value in filters.values())
+        # No filter: the layers may rank their matches before they look rows up (*_unfiltered.sql);
+        # not when copies of a session are to be left out (db.has_copies).
+        self.unfiltered = all(value is None for value in filters.values()) and not db.has_copies(conn)
         self.terms: list[Term] = list(parsed.key_terms)
         if request.use_synonyms and self.terms:
             self.terms = synonyms.expand(conn, self.terms)

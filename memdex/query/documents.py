@@ -10,7 +10,8 @@ since an export file holds many conversations.
 Both doors name a document with :func:`reference`, which takes whatever a search result
 printed: an id, a key (``chat_id``), a source file's path -- absolute, relative to the current
 folder, through a symlink or resolved past one -- with ``:12-30`` (those lines) or `` (messages
-3-7)`` (a conversation's ``location``), or an archive's condensed chunk file.
+3-7)`` (a conversation's ``location``), or an archive's condensed chunk file. A file that holds
+many documents (a chat export) names one as ``path#key``, as its results' locations print it.
 """
 
 from __future__ import annotations
@@ -89,7 +90,34 @@ def _named(conn: sqlite3.Connection, ref: str) -> Reference | None:
     if not os.path.isabs(ref) and os.path.isfile(ref) and (here := _by_path(conn, ref)) is not None:
         return here
     doc_id = _by_ref(conn, ref)
-    return Reference(doc_id) if doc_id is not None else _by_path(conn, ref)
+    if doc_id is not None:
+        return Reference(doc_id)
+    found = _by_path(conn, ref) if "#" not in ref else None
+    return found or _in_file(conn, ref)
+
+
+def _in_file(conn: sqlite3.Connection, ref: str) -> Reference | None:
+    """The document ``path#key`` names (a key may hold ``#`` too: each split is tried), the path
+    given any way :func:`_by_path` takes; else the file at ``ref`` whole, if it is one."""
+    for at in [i for i, c in enumerate(ref) if c == "#"]:
+        path, key = ref[:at], ref[at + 1 :]
+        for candidate in _indexed_paths(conn, path):
+            row = conn.execute(db.query("document_in_file"), {"path": candidate, "key": key}).fetchone()
+            if row is not None:
+                return Reference(int(row["id"]))
+    return _by_path(conn, ref) if "#" in ref else None
+
+
+def _indexed_paths(conn: sqlite3.Connection, ref: str) -> list[str]:
+    "The indexed paths ``ref`` may name: as given, absolute, and the same file through a symlink."
+    if not ref.strip() or "\x00" in ref:
+        return []
+    given = os.path.abspath(ref)
+    real = _real(given)
+    found = [ref, given]
+    for name in sorted({os.path.basename(given), os.path.basename(real)} - {""}):
+        found += [row["path"] for row in conn.execute(db.query("files_named"), {"name": name})]
+    return [p for p in dict.fromkeys(found) if p in (ref, given) or _real(p) == real]
 
 
 def _by_path(conn: sqlite3.Connection, ref: str) -> Reference | None:
@@ -116,9 +144,9 @@ def _by_ref(conn: sqlite3.Connection, ref: str) -> int | None:
     if not rows:
         return None
     if len(rows) > 1 and rows[0]["path"] == ref and rows[1]["path"] == ref:
-        listed = ", ".join(f"{r['id']} ({r['title']})" for r in rows[:10])
+        listed = ", ".join(f"{r['id']} ({r['title']}; key {r['key']})" for r in rows[:10])
         count = f"{len(rows)}+" if len(rows) == 20 else str(len(rows))
-        raise InvalidParameter(f"{ref} holds {count} documents; give one id: {listed}")
+        raise InvalidParameter(f"{ref} holds {count} documents; give one id, or {ref}#KEY: {listed}")
     return int(rows[0]["id"])
 
 

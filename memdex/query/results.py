@@ -186,7 +186,8 @@ def build_hits(
             scope=doc["scope"],
             platform=doc["platform"],
         )
-        hit.location = location(doc["path"], best)
+        hit.place = place(doc)
+        hit.location = location(doc["path"], best, hit.place)
         hit.chunk_count = doc["chunk_count"]
         if best is not None and "file" in json.loads(best["meta"] or "{}"):
             hit.file_to_read = hit.location
@@ -198,7 +199,7 @@ def build_hits(
             hit.matching_chunks = [_chunk_info(c, score) for score, c in matching[:MAX_MATCHING_CHUNKS]]
         if window is not None:
             hit.passage = window
-            hit.location = f"{doc['path']} (messages {window.msg_start + 1}-{window.msg_end + 1})"
+            hit.location = f"{hit.place} (messages {window.msg_start + 1}-{window.msg_end + 1})"
             hit.matching_chunks[0].update(window.meta(), est_tokens=window.est_tokens)
         if full_text:
             hit.text = window.text if window else "\n\n".join(c["text"] for c in scope)
@@ -228,18 +229,28 @@ def chat_facts(doc: sqlite3.Row) -> dict[str, Any] | None:
     return facts
 
 
-def location(path: str, chunk: sqlite3.Row | None) -> str:
-    "Where to read a result: lines of a file, messages of a conversation, an archive's chunk file."
+def place(doc: sqlite3.Row) -> str:
+    """A document as a location names it: its file's path, or ``path#key`` when the file holds
+    other documents too (a chat export's conversations; ingest names a record the same way)."""
+    if doc["file_documents"] > 1 and doc["key"]:
+        return f"{doc['path']}#{doc['key']}"
+    return str(doc["path"])
+
+
+def location(path: str, chunk: sqlite3.Row | None, where: str | None = None) -> str:
+    """Where to read a result: lines of a file, messages of a conversation, an archive's chunk
+    file; ``where`` is the document's :func:`place` (default: ``path``)."""
+    where = where or path
     if chunk is None:
-        return path
+        return where
     meta = json.loads(chunk["meta"] or "{}")
     if "file" in meta:
         return os.path.join(os.path.dirname(path), meta["file"])
     if "msg_start" in meta:
-        return f"{path} (messages {meta['msg_start'] + 1}-{meta['msg_end'] + 1})"
+        return f"{where} (messages {meta['msg_start'] + 1}-{meta['msg_end'] + 1})"
     if chunk["line_start"]:
-        return f"{path}:{chunk['line_start']}-{chunk['line_end']}"
-    return path
+        return f"{where}:{chunk['line_start']}-{chunk['line_end']}"
+    return where
 
 
 def _snippet(texts: _Texts, chunk: sqlite3.Row | None, doc: sqlite3.Row) -> str:

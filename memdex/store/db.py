@@ -249,6 +249,15 @@ def memo(conn: sqlite3.Connection, name: str) -> dict[Any, Any]:
     return held[1].setdefault(name, {})
 
 
+def has_copies(conn: sqlite3.Connection) -> bool:
+    """Does the index hold a copy of an agent session (``documents.copy_of``, migration 0012)?
+    Then a search without filters cannot skip ``document_filter.sql``, which leaves copies out."""
+    known = memo(conn, "session_copies")
+    if "any" not in known:
+        known["any"] = bool(conn.execute(query("session_copies_exist")).fetchone()[0])
+    return bool(known["any"])
+
+
 def path_of(conn: sqlite3.Connection) -> Path | None:
     "The file a connection has open (None for an in-memory database)."
     row = conn.execute("PRAGMA database_list").fetchone()

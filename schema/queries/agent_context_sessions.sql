@@ -7,7 +7,7 @@ SELECT d.id, d.kind, d.key, d.title, d.platform, {{document_date}} AS date,
        json_extract(d.meta, '$.branch') AS branch,
        json_extract(d.meta, '$.message_count') AS message_count
 FROM documents d
-WHERE d.platform IS NOT NULL
+WHERE d.platform IS NOT NULL AND d.copy_of IS NULL  -- a session copied under another root: once
   AND (json_extract(d.meta, '$.project') = :project
        OR substr(json_extract(d.meta, '$.project'), 1, length(:project) + 1) = :project || '/')
 ORDER BY date DESC, d.id DESC

@@ -1,6 +1,8 @@
 -- Filters shared by every layer, as one expression over documents d, included by the layer
--- queries. A NULL parameter means "no filter"; lists are JSON arrays.
-(:kinds IS NULL OR d.kind IN (SELECT value FROM json_each(:kinds)))
+-- queries. A NULL parameter means "no filter"; lists are JSON arrays. A copy of an agent
+-- session indexed from another file (copy_of, migration 0012) is never a result.
+d.copy_of IS NULL
+AND (:kinds IS NULL OR d.kind IN (SELECT value FROM json_each(:kinds)))
 AND (:namespace IS NULL OR d.namespace = :namespace COLLATE NOCASE
      OR substr(d.namespace, 1, length(:namespace) + 1) = :namespace || '/' COLLATE NOCASE)
 AND (:type IS NULL OR d.type = :type COLLATE NOCASE)

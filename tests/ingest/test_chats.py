@@ -282,4 +282,5 @@ def test_chat_results_at_both_granularities(conn: sqlite3.Connection, shared_dat
     assert doc.matching_chunks and "msg_start" in doc.matching_chunks[0]
     chunk = search(conn, "Sintra train", granularity="chunk", full_text=True).hits[0]
     assert chunk.title == "Trip ideas" and "Sintra is forty minutes away" in (chunk.text or "")
-    assert chunk.location.endswith("conversations.json (messages 1-2)")
+    # the export holds four conversations: the location names this one (documents.reference)
+    assert chunk.location.endswith(f"conversations.json#{chunk.key} (messages 1-2)")

@@ -46,7 +46,8 @@ def show(
 
     REF is an id, a key (chat_id), or a path: absolute, relative to this folder, through a
     symlink or not; what a result's read: line prints works as is (path:10-30 prints those
-    lines, path (messages 3-7) those messages). Markdown is read from its file, with the
+    lines, path (messages 3-7) those messages; path#KEY names one conversation of an export
+    that holds many). Markdown is read from its file, with the
     file's own line numbers; a conversation is read from the index. With --resume, an agent
     session's way back in: `cd <its folder> && claude --resume <id>` and the like; exit 1
     for a document no agent resumes.

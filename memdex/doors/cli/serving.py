@@ -30,13 +30,19 @@ def _check_host(host: str, allow_remote: bool) -> None:
     "--port", default=8765, show_default=True, type=click.IntRange(1, 65535), help="Port for --http."
 )
 @click.option("--allow-remote", is_flag=True, help="Allow a --host other than loopback.")
+@click.option(
+    "--save-tool",
+    is_flag=True,
+    help="search_knowledge_base writes no files; a fourth tool, save_results, does: for agents "
+    "that run the search without asking (memdex setup writes it).",
+)
 @click.pass_context
-def mcp(ctx: click.Context, http: bool, host: str, port: int, allow_remote: bool) -> None:
+def mcp(ctx: click.Context, http: bool, host: str, port: int, allow_remote: bool, save_tool: bool) -> None:
     """Serve the index to agents over MCP: search_knowledge_base, get_document, index_status.
 
     Runs over stdio (what MCP clients launch); --http serves streamable HTTP on loopback,
     refusing requests from other origins. Read-only: it never writes to the index. To add it
-    to Claude Code: claude mcp add memdex -- memdex mcp
+    to Claude Code: claude mcp add memdex -- memdex mcp --save-tool
 
     Example:
 
@@ -45,7 +51,7 @@ def mcp(ctx: click.Context, http: bool, host: str, port: int, allow_remote: bool
     _check_host(host, allow_remote)
     from memdex.doors.mcp_server import serve
 
-    serve(ctx.obj, http=http, host=host, port=port)
+    serve(ctx.obj, http=http, host=host, port=port, save_tool=save_tool)
 
 
 @cli.command()

@@ -161,7 +161,9 @@ def _allowed(conn: sqlite3.Connection, vectors: Matrix, params: dict[str, Any]) 
     import numpy as np
 
     chosen = tuple(params.get(key) for key in _filter_keys())
-    if all(value is None for value in chosen) or not len(vectors.document_ids):
+    if not len(vectors.document_ids):
+        return None
+    if all(value is None for value in chosen) and not db.has_copies(conn):
         return None
     # The documents a filter allows, kept by the connection until the index changes (db.memo):
     # a resident process asked the same filter again skips the query (11 ms of 47 for a
