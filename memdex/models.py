@@ -236,6 +236,9 @@ class SearchResult:
     # words of the best-matching messages that counted too in ranking conversation passages
     # (passages/feedback.py); empty when none did
     related_words: list[str] = field(default_factory=list)
+    # what a chunk search's budget passed over, best first (query/results.left_out): id, title,
+    # key, messages not shown, estimated_tokens; empty when everything found fit
+    left_out: list[dict[str, Any]] = field(default_factory=list)
     # words of the query no document holds, with the nearest indexed words (query/suggest.py):
     # words, suggested_query, searched_instead, why; None when every word is indexed
     typos: dict[str, Any] | None = None
@@ -270,6 +273,7 @@ class SearchResult:
             "themes": self.themes,
             "patterns_noticed": self.patterns,
             "related_words": self.related_words,
+            "left_out": self.left_out,
             "typos": self.typos,
             "layers": [
                 {

@@ -193,6 +193,36 @@ def test_what_the_person_said_in_several_conversations_goes_before_a_long_reply(
     assert result.hits[0].title == "Bread advice"  # the best unit still leads
 
 
+def test_a_result_says_what_the_budget_left_out_and_how_to_get_it(
+    conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    "Issue 37: the conversations and messages passed over are named, with what they would take."
+    from memdex.doors.render import results_text
+
+    folders = [
+        _export(
+            tmp_path / f"c{n}",
+            {2 * k: f"Zanzibar marmalade batch {n}-{k}." for k in range(1, 6)},
+            uuid=f"c{n}",
+        )
+        for n in range(4)
+    ]
+    index_paths(conn, folders)
+    tight = search(conn, "zanzibar marmalade", granularity="chunk", max_tokens=150)
+    shown = {(h.id, m) for h in tight.hits for m in _window(h)["matched"]}
+    assert tight.truncated_by_budget and tight.left_out
+    for entry in tight.left_out:
+        assert entry["messages"] and entry["estimated_tokens"] > 0
+        assert not {(entry["id"], m) for m in entry["messages"]} & shown  # only what is not shown
+    assert tight.to_dict()["left_out"] == tight.left_out
+    line = next(x for x in results_text(tight).splitlines() if x.startswith("Left out"))
+    assert f"id {tight.left_out[0]['id']}" in line and "memdex show" in line
+    # raising the budget by what it says shows those messages
+    wide = search(conn, "zanzibar marmalade", granularity="chunk", max_tokens=4000)
+    assert not wide.left_out and not wide.truncated_by_budget
+    assert sum(len(_window(h)["matched"]) for h in wide.hits) == 20
+
+
 def test_notes_beside_conversations_are_handed_out_as_chunks(
     conn: sqlite3.Connection, tmp_path: Path
 ) -> None:

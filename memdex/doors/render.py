@@ -66,7 +66,7 @@ def results_text(result: SearchResult) -> str:
     if result.themes:
         lines.append("Themes: " + themes_text(result.themes))
     if result.truncated_by_budget and hits:
-        lines.append("Stopped at the --max-tokens budget; raise it to see more.")
+        lines.append(_left_out_text(result.left_out))
     for i, h in enumerate(hits, 1):
         meta = " · ".join(x for x in [h.kind, h.namespace or "", _day(h), h.key] if x)
         lines += [
@@ -100,6 +100,27 @@ def results_text(result: SearchResult) -> str:
     if result.patterns:
         lines += ["", patterns_text(result.patterns)]
     return "\n".join(lines)
+
+
+def _left_out_text(left: list[dict[str, Any]], shown: int = 5) -> str:
+    "What the budget left out, and how to get it."
+    if not left:
+        return "Stopped at the --max-tokens budget; raise it to see more."
+    tokens = sum(x["estimated_tokens"] for x in left)
+    named = []
+    for x in left[:shown]:
+        messages = x["messages"]
+        said = (
+            f", {'message' if len(messages) == 1 else 'messages'} {', '.join(map(str, messages[:6]))}"
+            if messages
+            else ""
+        )
+        named.append(f"{x['title']} (id {x['id']}{said}{', …' if len(messages) > 6 else ''})")
+    more = f" and {len(left) - shown} more" if len(left) > shown else ""
+    return (
+        f"Left out by the --max-tokens budget (about {tokens:,} tokens more): {'; '.join(named)}{more}."
+        " Read one with `memdex show ID`, or raise --max-tokens."
+    )
 
 
 def _day(hit: Hit) -> str:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from memdex.errors import QuerySyntaxError
 from memdex.models import Candidate, Hit, LayerRun
 from memdex.query import ranking, synonyms
-from memdex.query.passages import choose
+from memdex.query.passages import LeftOut, choose
 from memdex.query.ranking import (
     BODY_WEIGHT,
     CHUNK_CONTEXT_WEIGHT,
@@ -70,6 +70,7 @@ class Cascade:
         self.layers: list[LayerRun] = []
         self.notes: list[str] = []
         self.related: list[str] = []  # words of the best messages that counted too (passages.feedback)
+        self.left_out: list[LeftOut] = []  # what the budget passed over (passages.choose)
         self.order: list[Candidate] | None = None  # the fused order, once meaning is fused
         # True while every match has been collected: no layer was cut by its row limit, and the
         # cascade did not stop widening early. Then ``found`` is the number of all matches.
@@ -319,6 +320,7 @@ class Cascade:
             )
             if picked is not None:
                 self.related = picked.related
+                self.left_out = picked.left_out
                 ranked = [p.candidate for p in picked.picks]
                 windows = [p.window for p in picked.picks]
                 scores = ranking.shown_scores([[p.score for p in picked.picks]])

@@ -20,6 +20,7 @@ from memdex.store import db
 from memdex.utils import Budget
 
 if TYPE_CHECKING:
+    from memdex.query.passages.choose import LeftOut
     from memdex.query.passages.window import Window
 
 
@@ -274,3 +275,26 @@ def _chunk_info(c: sqlite3.Row, score: float) -> dict[str, Any]:
     if meta:
         info.update(meta)
     return info
+
+
+def left_out(conn: sqlite3.Connection, left: list[LeftOut]) -> list[dict[str, Any]]:
+    """What a chunk search's budget passed over, best first, as a result says it: each
+    document's id, title and key, the messages not shown (a conversation's) and about how many
+    tokens showing them would take: what to ``memdex show`` or how far to raise the budget."""
+    if not left:
+        return []
+    rows = {
+        r["id"]: r
+        for r in conn.execute(db.query("hit_documents"), {"ids": json.dumps([x.document_id for x in left])})
+    }
+    return [
+        {
+            "id": x.document_id,
+            "title": rows[x.document_id]["title"],
+            "key": rows[x.document_id]["key"],
+            "messages": x.messages,
+            "estimated_tokens": x.tokens,
+        }
+        for x in left
+        if x.document_id in rows
+    ]

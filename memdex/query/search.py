@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memdex.models import SearchResult
-from memdex.query import marks, suggest
+from memdex.query import marks, results, suggest
 from memdex.query.cascade import Cascade, filter_params
 from memdex.query.engine import Engine, given_or_own
 from memdex.query.listing import list_period
@@ -206,6 +206,7 @@ def _attempt(conn: sqlite3.Connection, request: SearchRequest, reading: Reading,
         notes=run.notes,
         semantic=meaning.to_dict() if meaning else None,
         related_words=run.related,
+        left_out=results.left_out(conn, run.left_out),
     )
     return Attempt(result, run.terms)
 

@@ -16,7 +16,7 @@ chunk candidates:
 and ``window.merge``.
 """
 
-from memdex.query.passages.choose import Pick, Picked, choose
+from memdex.query.passages.choose import LeftOut, Pick, Picked, choose
 from memdex.query.passages.window import Turn, Window, merge, seeds
 
-__all__ = ["Pick", "Picked", "Turn", "Window", "choose", "merge", "seeds"]
+__all__ = ["LeftOut", "Pick", "Picked", "Turn", "Window", "choose", "merge", "seeds"]

@@ -21,7 +21,7 @@ from memdex.query import ranking
 from memdex.query.explain import Explainer
 from memdex.query.passages import conversation, evidence
 from memdex.query.passages.conversation import ConversationView, Unit
-from memdex.query.passages.window import Window
+from memdex.query.passages.window import WHOLE, Window
 from memdex.store import db
 
 
@@ -36,12 +36,22 @@ class Pick:
 
 
 @dataclass
+class LeftOut:
+    "A document the budget left passages of out: the messages not shown (none for a note's chunk)."
+
+    document_id: int
+    messages: list[int]
+    tokens: int  # what showing them would have taken, about
+
+
+@dataclass
 class Picked:
     "What a chunk search hands out: its picks, best first, and how they were chosen."
 
     picks: list[Pick]
     truncated: bool  # the budget left some out
     related: list[str]  # the related words that counted too (passages.feedback), heaviest first
+    left_out: list[LeftOut]  # best first, what the budget passed over
 
 
 def choose(
@@ -62,8 +72,8 @@ def choose(
     if not any(in_pool[cid]["document_id"] in conversations for cid in chunk_of.values() if cid in in_pool):
         return None
     units, related = evidence.units(conn, pool, chunk_of, in_pool, conversations, explainer)
-    picks, truncated = _pack(_packing_order(units, conversations), conversations, in_pool, budget, limit)
-    return Picked(picks, truncated, related.words if related else [])
+    picks, left = _pack(_packing_order(units, conversations), conversations, in_pool, budget, limit)
+    return Picked(picks, bool(left), related.words if related else [], _left_out(left, conversations))
 
 
 def _packing_order(units: list[Unit], conversations: dict[int, ConversationView]) -> list[Unit]:
@@ -87,9 +97,11 @@ def _pack(
     rows: dict[int, sqlite3.Row],
     budget: int | None,
     limit: int,
-) -> tuple[list[Pick], bool]:
-    "The best units in order, each with its context, while the budget and the limit allow."
-    spent, truncated = 0, False
+) -> tuple[list[Pick], list[tuple[Unit, int]]]:
+    """The best units in order, each with its context, while the budget and the limit allow;
+    and the units the budget passed over, with what each would have cost."""
+    spent = 0
+    left: list[tuple[Unit, int]] = []
     plain: list[Unit] = []
     counts = {doc: 0 for doc in conversations}
     for unit in units:
@@ -105,7 +117,7 @@ def _pack(
             cost = conv.tokens(shown) - conv.tokens(conv.shown)
             more = len(conv.runs(shown)) - counts[unit.document_id]
         if budget is not None and spent + cost > budget:
-            truncated = True
+            left.append((unit, cost))
             continue
         if sum(counts.values()) + len(plain) + more > limit:
             continue
@@ -122,4 +134,27 @@ def _pack(
         for window, unit in conv.windows():
             picks.append(Pick(unit.candidate, window.chunk_id, window, window.score))
     picks.sort(key=lambda p: -p.score)
-    return picks, truncated
+    return picks, left
+
+
+def _left_out(left: list[tuple[Unit, int]], conversations: dict[int, ConversationView]) -> list[LeftOut]:
+    """What the budget passed over, by document, best first: the messages still not shown, and
+    what showing them beside what is shown would take."""
+    wanted: dict[int, dict[int, str]] = {}
+    out: dict[int, LeftOut] = {}
+    for unit, cost in left:
+        conv = conversations.get(unit.document_id)
+        if conv is None:
+            out.setdefault(unit.document_id, LeftOut(unit.document_id, [], 0)).tokens += cost
+            continue
+        if all(conv.shown.get(p) == WHOLE for p in unit.positions):
+            continue  # a later, cheaper unit showed it after all
+        entry = out.setdefault(unit.document_id, LeftOut(unit.document_id, [], 0))
+        entry.messages = sorted({*entry.messages, *(conv.turns[p].index for p in unit.positions)})
+        want = wanted.setdefault(unit.document_id, {})
+        for p, how in conv.wanted(unit).items():
+            want[p] = WHOLE if WHOLE in (how, want.get(p)) else want.get(p, how)
+    for doc, want in wanted.items():
+        conv = conversations[doc]
+        out[doc].tokens = conv.tokens(conv.with_(want)) - conv.tokens(conv.shown)
+    return list(out.values())
