@@ -116,12 +116,13 @@ class Index:
         return status(self.conn, Path(self.path))
 
     def embed(self, model: str | None = None, **options: Any) -> EmbedReport:
-        """Give every chunk a vector, as ``memdex embed`` does (the ``semantic`` extra). Options:
-        ``precision``, ``coverage``, ``batch_size``, ``threads``, ``progress``."""
+        """Give every chunk a vector, as ``memdex embed`` does (``model`` None: $MEMDEX_EMBED_MODEL,
+        else the index's own, else the one memdex ships). Options: ``precision``, ``coverage``,
+        ``batch_size``, ``threads``, ``progress``."""
         from memdex.query.meaning.embed import embed_index
-        from memdex.query.meaning.model import DEFAULT_MODEL, MODEL_ENV
+        from memdex.query.meaning.model import MODEL_ENV
 
-        return embed_index(self.conn, model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL, **options)
+        return embed_index(self.conn, model or os.environ.get(MODEL_ENV) or None, **options)
 
     def close(self) -> None:
         "Close the connection; wait for anything its own engine started."

@@ -6,7 +6,6 @@ import click
 
 from memdex.doors.cli import Failure, cli, connect, echo_json
 from memdex.query.meaning.model import (
-    DEFAULT_MODEL,
     DEFAULT_PRECISION,
     MODEL_ENV,
     PRECISION_ENV,
@@ -20,9 +19,8 @@ from memdex.query.meaning.windows import COVERAGES, DEFAULT_COVERAGE
 @click.option(
     "--model",
     envvar=MODEL_ENV,
-    default=DEFAULT_MODEL,
-    show_default=True,
-    help="Model folder, or a Hugging Face name found in its cache ($MEMDEX_EMBED_MODEL).",
+    help="Model folder, or a Hugging Face name found in its cache ($MEMDEX_EMBED_MODEL). Default: the "
+    "model of the index's vectors, else the one memdex ships (all-MiniLM-L6-v2 at int8; no download).",
 )
 @click.option(
     "--precision",
@@ -54,7 +52,7 @@ from memdex.query.meaning.windows import COVERAGES, DEFAULT_COVERAGE
 @click.pass_context
 def embed(
     ctx: click.Context,
-    model: str,
+    model: str | None,
     precision: str | None,
     coverage: str | None,
     batch_size: int | None,
@@ -65,8 +63,8 @@ def embed(
 ) -> None:
     """Give every chunk a vector, so searches find by meaning as well as words.
 
-    Needs the semantic extra (pip install 'memdex[semantic]') and the model's files on disk.
-    Resumable: a run that is stopped keeps what it wrote, and the next one goes on from
+    Runs the model memdex ships unless --model names another, offline (the semantic
+    extra, pip install 'memdex[semantic]', adds onnxruntime, which embeds faster). Resumable: a run that is stopped keeps what it wrote, and the next one goes on from
     there; chunks that already have a vector of this model are skipped. `memdex watch`
     embeds new and changed chunks itself once an index has vectors, and searches encode
     their query at the precision the vectors were made at. A long run shows its progress
@@ -75,7 +73,7 @@ def embed(
 
     Example:
 
-        memdex embed --model ../shared/data/models/all-MiniLM-L6-v2
+        memdex embed
     """
     from memdex.query.meaning import available
 
@@ -83,7 +81,7 @@ def embed(
     if drop:
         from memdex.query.meaning.embed import drop as drop_vectors
 
-        chosen = model if _given(ctx, "model") else None
+        chosen = model
         # Either precision's vectors of the model, unless one was asked for.
         precisions = [precision] if precision else list(PRECISIONS)
         names = [_model_name(chosen, p) for p in precisions] if chosen else []
@@ -96,7 +94,7 @@ def embed(
         return
     missing = available()
     if missing:
-        raise Failure(f"Search by meaning needs the semantic extra: {missing}.")
+        raise Failure(f"Search by meaning cannot run here: {missing}.")
     from memdex.doors.progress import shown
     from memdex.query.meaning.embed import embed_index
 
@@ -117,11 +115,6 @@ def embed(
             f"{report.embedded:,} chunks embedded, {report.reused:,} reused, {report.removed:,} stale "
             f"vectors removed in {report.seconds:.1f} s · model {report.model}"
         )
-
-
-def _given(ctx: click.Context, name: str) -> bool:
-    "Was the option given (on the command line or by its environment variable)?"
-    return ctx.get_parameter_source(name) != click.core.ParameterSource.DEFAULT
 
 
 def _model_name(model: str, precision: str) -> str:

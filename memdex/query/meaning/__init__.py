@@ -1,7 +1,8 @@
 """Search by meaning: a local sentence-embedding model, vectors in the index, the nearest.
 
-Everything here needs the ``semantic`` extra (numpy, safetensors, tokenizers; onnxruntime
-when it is there). Importing this package imports none of it: :func:`available` says
+Everything here needs numpy and tokenizers (dependencies of memdex; onnxruntime, of the
+``semantic`` extra, when it is there) and a model: the one memdex ships (memdex/models/)
+unless another is named. Importing this package imports none of it: :func:`available` says
 whether it can run, and why not.
 """
 
@@ -15,7 +16,7 @@ from functools import cache
 from pathlib import Path
 
 EXTRA = "pip install 'memdex[semantic]'"
-REQUIRED = ("numpy", "safetensors", "tokenizers")
+REQUIRED = ("numpy", "tokenizers")  # memdex's own dependencies: missing only from a broken install
 
 
 @cache  # asked once per search; looking the packages up costs a millisecond each time
@@ -64,14 +65,18 @@ def current_model(conn: sqlite3.Connection) -> sqlite3.Row | None:
 
 
 def model_path(source: str) -> Path:
-    "Where the model's files are: $MEMDEX_EMBED_MODEL when set, else where `memdex embed` read them."
+    """Where the model's files are: $MEMDEX_EMBED_MODEL when set, else where `memdex embed` read
+    them; the packaged model of this install when those were the packaged model of another
+    (memdex reinstalled elsewhere; a search compares the names before it trusts the files)."""
     from memdex.errors import MemdexError
-    from memdex.query.meaning.model import MODEL_ENV, resolve_model
+    from memdex.query.meaning.model import MODEL_ENV, PACKAGED_MODEL, resolve_model
 
     override = os.environ.get(MODEL_ENV)
     if override:
         return resolve_model(override)
     path = Path(source)
+    if not path.is_dir() and path.name == PACKAGED_MODEL and path.parent.name == "models":
+        return resolve_model(None)
     if not path.is_dir():
         raise MemdexError(
             f"the embedding model is no longer at {path}: set {MODEL_ENV} to its folder, "

@@ -18,10 +18,11 @@ import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memdex.errors import InvalidParameter
-from memdex.query.meaning.model import DEFAULT_MODEL, PRECISIONS, Precision, precision_of
+from memdex.query.meaning.model import PRECISIONS, Precision, precision_of
 from memdex.query.meaning.vectors import quantize, refresh, remove_file, text_hash
 from memdex.query.meaning.windows import COVERAGES, DEFAULT_COVERAGE, Coverage, Windows, check_coverage
 from memdex.store import db
@@ -97,6 +98,20 @@ def passage_encoder(spec: ModelSpec, **options: Any) -> Encoder:
     return Encoder(replace(spec, max_length=min(spec.max_length, PASSAGE_WORD_PIECES)), **options)
 
 
+def index_model(conn: sqlite3.Connection) -> Path | None:
+    "The folder of the model the index's newest vectors come from, when it is still there."
+    from memdex.errors import MemdexError
+    from memdex.query.meaning import current_model, model_path
+
+    row = current_model(conn)
+    if row is None:
+        return None
+    try:
+        return model_path(row["source"])
+    except MemdexError:  # its files are gone: the default model embeds anew
+        return None
+
+
 def missing(conn: sqlite3.Connection, model: str) -> int:
     "How many chunks have no vector of ``model``."
     return int(conn.execute(db.query("vectors_missing_count"), {"model": model}).fetchone()[0])
@@ -104,7 +119,8 @@ def missing(conn: sqlite3.Connection, model: str) -> int:
 
 def index_precision(conn: sqlite3.Connection, spec: ModelSpec) -> Precision | None:
     "The precision this index has vectors of ``spec``'s model at (the newest), None when it has none."
-    name = _newest(conn, {vector_model(spec.at(p), c) for p in PRECISIONS for c in COVERAGES})
+    precisions = ("int8",) if spec.packed else PRECISIONS  # a packed model runs at int8 only
+    name = _newest(conn, {vector_model(spec.at(p), c) for p in precisions for c in COVERAGES})
     return precision_of(name) if name else None
 
 
@@ -124,7 +140,7 @@ def _newest(conn: sqlite3.Connection, names: set[str]) -> str | None:
 
 def embed_index(
     conn: sqlite3.Connection,
-    model: str = DEFAULT_MODEL,
+    model: str | None = None,
     *,
     precision: str | None = None,
     coverage: str | None = None,
@@ -132,12 +148,15 @@ def embed_index(
     threads: int | None = None,
     progress: Progress | None = None,
 ) -> EmbedReport:
-    """What ``memdex embed`` does: the model (a folder, or a name in the Hugging Face cache) at
-    the precision asked, else the one the index's vectors have (a default that changed never
-    embeds an index again), else the default; every chunk without its vector embedded."""
+    """What ``memdex embed`` does: the model (a folder, or a name in the Hugging Face cache; None:
+    the one the index's newest vectors come from, while its files are there, else the one
+    memdex ships) at the precision asked, else the one the index's vectors have (a default
+    that changed never embeds an index again), else the default; every chunk without its
+    vector embedded."""
     from memdex.query.meaning.model import DEFAULT_PRECISION, check_precision, load_spec, resolve_model
 
-    spec = load_spec(resolve_model(model))
+    path = resolve_model(model) if model is not None else index_model(conn) or resolve_model(None)
+    spec = load_spec(path, check_precision(precision) if precision else None)
     spec = spec.at(
         check_precision(precision) if precision else index_precision(conn, spec) or DEFAULT_PRECISION
     )

@@ -19,12 +19,22 @@ from typing import Any, Literal
 
 from memdex.errors import InvalidParameter, MemdexError
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+# The model memdex ships (memdex/models/): all-MiniLM-L6-v2 at int8, its word embeddings
+# quantised too, so that it fits the package (scripts/package_model.py builds it; docs/model.md).
+# It is the model when none is named: no download, no network.
+PACKAGED_MODEL = "all-MiniLM-L6-v2-int8"
+# The Hugging Face name of the model the packaged one is made from (its full-precision form).
+HUB_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # How a user points memdex at a folder. Kept here so the CLI and the messages agree.
 MODEL_OPTION = "--model"
 MODEL_ENV = "MEMDEX_EMBED_MODEL"  # MEMDEX_MODEL is the Claude model of answers
 
 REQUIRED_FILES = ("config.json", "tokenizer.json", "model.safetensors")
+WEIGHTS_FILE = "model.safetensors"
+# A packed model's weights (memdex/query/meaning/packaged.py): every tensor as the forward
+# pass runs it, at int8. A folder holds this file or WEIGHTS_FILE.
+PACKED_WEIGHTS = "memdex-int8.safetensors"
+PACKED_VOCAB = "memdex-wordpiece.txt"  # its vocabulary as wordpiece.py reads it
 # Files that decide the vectors besides the weights; their content keys the model's name.
 _IDENTITY_FILES = (
     "config.json",
@@ -72,6 +82,12 @@ class ModelSpec:
     num_heads: int
     layer_norm_eps: float
     precision: Precision = "fp32"
+    weights_name: str = WEIGHTS_FILE  # PACKED_WEIGHTS for a packed model
+
+    @property
+    def packed(self) -> bool:
+        "Is it a packed model (int8 weights made by memdex, no full-precision ones)?"
+        return self.weights_name == PACKED_WEIGHTS
 
     @property
     def identity(self) -> str:
@@ -80,11 +96,13 @@ class ModelSpec:
 
     def at(self, precision: Precision) -> ModelSpec:
         "The same model run at another precision (its name says which)"
+        if self.packed and precision != "int8":
+            raise MemdexError(_packed_only(self.path, precision))
         return replace(self, precision=precision, name=self.identity + _PRECISION_SUFFIX[precision])
 
     @property
     def weights_file(self) -> Path:
-        return self.path / "model.safetensors"
+        return self.path / self.weights_name
 
     @property
     def tokenizer_file(self) -> Path:
@@ -102,6 +120,8 @@ def derived_places(spec: ModelSpec, name: str, writing: bool = False) -> list[Pa
     beside the model only when its folder is writable by its mode, not only by who we are:
     root may write anywhere, and a folder made read-only is not ours."""
     beside = spec.path / name
+    if spec.packed:  # the package's folder is not memdex's to write, nor to find stale files in
+        return [cache_dir() / "models" / name]
     if writing:
         mode = spec.path.stat().st_mode
         if not (mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) and os.access(spec.path, os.W_OK)):
@@ -124,8 +144,14 @@ def _how_to_point() -> str:
     )
 
 
-def resolve_model(name_or_path: str = DEFAULT_MODEL) -> Path:
-    """The folder holding a model: an existing folder as is, else a Hugging Face hub name.
+def packaged_path() -> Path:
+    "The folder of the model memdex ships (PACKAGED_MODEL), inside the installed package."
+    return Path(__file__).resolve().parents[2] / "models" / PACKAGED_MODEL
+
+
+def resolve_model(name_or_path: str | None = None) -> Path:
+    """The folder holding a model: the packaged one for None, an existing folder as is, else a
+    Hugging Face hub name.
 
     A hub name is looked up in the local Hugging Face cache first; only when it is not there,
     and HF_HUB_OFFLINE is not set, is it downloaded (its JSON files and model.safetensors).
@@ -133,6 +159,14 @@ def resolve_model(name_or_path: str = DEFAULT_MODEL) -> Path:
     A folder comes back absolute, symlinks resolved: the index stores where the model is,
     and a search run from another folder must find it there.
     """
+    if name_or_path is None:
+        packaged = packaged_path()
+        if not (packaged / PACKED_WEIGHTS).is_file():
+            raise MemdexError(
+                f"The model memdex ships is missing from {packaged} (a broken install: reinstall "
+                f"memdex); or {_how_to_point()}."
+            )
+        return packaged
     path = Path(name_or_path).expanduser()
     if path.is_dir():
         return path.resolve()
@@ -165,6 +199,13 @@ def resolve_model(name_or_path: str = DEFAULT_MODEL) -> Path:
     raise MemdexError(f"Cannot find the sentence-embedding model {repo_id!r}: {why}; {_how_to_point()}.")
 
 
+def _packed_only(path: Path, precision: str) -> str:
+    return (
+        f"The model at {path} is packed at int8 and cannot run at {precision}; for {precision}, "
+        f"point {MODEL_OPTION} at the full model's folder (or its Hugging Face name, {HUB_MODEL})."
+    )
+
+
 def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -190,13 +231,17 @@ def model_name(path: Path) -> str:
 
     The hash covers the configuration files, the tokenizer, and the weights' size, first 64 KiB
     (the tensor index) and last MiB; reading all the weights would cost more than loading them.
+    A packed model's weights are not its source's, so neither is its name: vectors of the two
+    are never taken for each other.
     """
     digest = hashlib.sha256()
     for relative in _IDENTITY_FILES:
         file = path / relative
         if file.is_file():
             digest.update(relative.encode() + b"\0" + file.read_bytes() + b"\0")
-    weights = path / "model.safetensors"
+    weights = path / WEIGHTS_FILE
+    if not weights.is_file():
+        weights = path / PACKED_WEIGHTS  # a packed model: its int8 weights decide its vectors
     if weights.is_file():
         size = weights.stat().st_size
         with weights.open("rb") as stream:
@@ -317,7 +362,14 @@ def load_spec(path: Path | str, precision: Precision | None = None) -> ModelSpec
     path = Path(path).expanduser().resolve()  # absolute: ModelSpec.path is stored by `memdex embed`
     if not path.is_dir():
         raise MemdexError(f"Model folder {path} does not exist; {_how_to_point()}.")
+    weights_name = WEIGHTS_FILE
+    if not (path / WEIGHTS_FILE).is_file() and (path / PACKED_WEIGHTS).is_file():
+        weights_name = PACKED_WEIGHTS
+        if chosen != "int8":
+            raise MemdexError(_packed_only(path, chosen))
     for required in REQUIRED_FILES:
+        if required == WEIGHTS_FILE:
+            required = weights_name
         if not (path / required).is_file():
             hint = ""
             if required == "model.safetensors" and (path / "pytorch_model.bin").is_file():
@@ -362,4 +414,5 @@ def load_spec(path: Path | str, precision: Precision | None = None) -> ModelSpec
         num_heads=num_heads,
         layer_norm_eps=eps,
         precision=chosen,
+        weights_name=weights_name,
     )

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memdex.query.meaning.model import ModelSpec
-from memdex.query.meaning.weights import MASKED, TINY, BertWeights, FloatArray, Linear
+from memdex.query.meaning.weights import MASKED, TINY, BertWeights, FloatArray, Linear, dense_word
 
 _Chunks = list[bytes | memoryview]
 _ELEMENT_TYPES = {  # TensorProto.DataType
@@ -173,7 +173,9 @@ def build_onnx_model(weights: BertWeights, spec: ModelSpec) -> bytes:
     width = g.op("Shape", "input_ids", start=1, end=2)
     positions = g.op("Slice", g.constant(weights.position, "position_embeddings"), zero, width, zero)
     x = g.op(
-        "Add", g.op("Gather", g.constant(weights.word, "word_embeddings"), "input_ids", axis=0), positions
+        "Add",
+        g.op("Gather", g.constant(dense_word(weights), "word_embeddings"), "input_ids", axis=0),
+        positions,
     )
     x = g.op("Reshape", layer_norm(x, weights.norm, weights.norm_bias), rows)
     padding = g.op("Mul", g.op("Sub", one, g.op("Cast", "attention_mask", to=_FLOAT)), masked)

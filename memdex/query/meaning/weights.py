@@ -155,11 +155,31 @@ class LayerWeights:
 class BertWeights:
     "The tensors of a BERT encoder, arranged for the forward pass"
 
-    word: FloatArray  # (vocabulary, hidden): a view of the model file
+    word: NDArray[Any]  # (vocabulary, hidden): a view of the model file; int8 in a packed model
     position: FloatArray  # (positions, hidden), token type 0 already added: one sentence per text
     norm: FloatArray
     norm_bias: FloatArray
     layers: tuple[LayerWeights, ...]
+    word_scale: FloatArray | None = None  # each row's step when ``word`` is int8 (a packed model)
+
+
+def word_rows(weights: BertWeights, ids: NDArray[np.int64]) -> FloatArray:
+    "The word embeddings of these ids, float32 (a new array): a packed model's int8 rows times their steps"
+    rows: FloatArray = weights.word[ids]
+    if weights.word_scale is None:
+        return rows
+    rows = rows.astype(np.float32)
+    rows *= weights.word_scale[ids, None]
+    return rows
+
+
+def dense_word(weights: BertWeights) -> FloatArray:
+    "The whole word-embedding table as float32, as ``word_rows`` gives each row"
+    if weights.word_scale is None:
+        return weights.word
+    table: FloatArray = weights.word.astype(np.float32)
+    table *= weights.word_scale[:, None]
+    return table
 
 
 LINEARS = ("qkv", "attn_out", "up", "down")
@@ -185,6 +205,10 @@ def load_weights(spec: ModelSpec, widened: bool = False) -> BertWeights:
     int8, the int8 values as float32, as numpy multiplies them (a cached copy of its own:
     widening them cost a search process 25 ms).
     """
+    if spec.packed:
+        from memdex.query.meaning.packaged import load_packed
+
+        return load_packed(spec, widened)
     file = spec.weights_file
     stored, _ = read_safetensors(file)
     raw = {_canonical(name): array for name, array in stored.items()}

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdex.query.meaning.model import ModelSpec, derived_places
+from memdex.query.meaning.model import PACKED_VOCAB, ModelSpec, derived_places
 from memdex.utils import atomic_write
 
 FORMAT = "memdex-wordpiece-1"  # change it when the file's layout changes
@@ -100,7 +100,12 @@ def _words(text: str) -> list[str]:
 
 def load(spec: ModelSpec) -> WordPiece | None:
     """The model's WordPiece from the kept vocabulary file, made from tokenizer.json the first
-    time; None when its tokenizer is not BERT's own arrangement (or cannot be read)."""
+    time; None when its tokenizer is not BERT's own arrangement (or cannot be read). A packed
+    model carries its vocabulary file (PACKED_VOCAB): nothing is made or written."""
+    if spec.packed:
+        packed = _read(spec.path / PACKED_VOCAB)
+        if packed is not None:
+            return packed
     try:
         name = _file_name(spec)
     except OSError:
@@ -109,6 +114,22 @@ def load(spec: ModelSpec) -> WordPiece | None:
         kept = _read(place)
         if kept is not None:
             return kept
+    text = vocabulary_text(spec)
+    if text is None:
+        return None
+    for place in derived_places(spec, name, writing=True):
+        try:
+            place.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(place, text, 0o644)  # others who read the model may read it
+            break
+        except OSError:  # a read-only folder: try the next place; none works, keep it in memory
+            continue
+    return _parse(text)
+
+
+def vocabulary_text(spec: ModelSpec) -> str | None:
+    """The vocabulary file's text, from the model's tokenizer.json; None when its tokenizer is
+    not BERT's own arrangement (or cannot be read)."""
     try:
         config = json.loads(spec.tokenizer_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -123,15 +144,7 @@ def load(spec: ModelSpec) -> WordPiece | None:
     ):
         return None  # ids with gaps, or pieces a line cannot hold
     header = json.dumps({"format": FORMAT, "count": len(tokens), **settings})
-    text = header + "\n" + "\n".join(tokens) + "\n"
-    for place in derived_places(spec, name, writing=True):
-        try:
-            place.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(place, text, 0o644)  # others who read the model may read it
-            break
-        except OSError:  # a read-only folder: try the next place; none works, keep it in memory
-            continue
-    return _parse(text)
+    return header + "\n" + "\n".join(tokens) + "\n"
 
 
 def plain_bert(config: dict[str, Any]) -> dict[str, Any] | None:
