@@ -1,0 +1,113 @@
+"""The model memdex ships (memdex/models/, memdex/query/meaning/packaged.py): built from
+../shared's all-MiniLM-L6-v2 by scripts/package_model.py, run offline when no model is named,
+its vectors near the source's at int8 yet named apart from them."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from memdex.doors.cli import cli
+from memdex.errors import MemdexError
+from memdex.query.meaning.embed import embed_index, passage_encoder, same_model, vector_model
+from memdex.query.meaning.model import PACKAGED_MODEL, load_spec, packaged_path, resolve_model
+from memdex.query.meaning.packaged import build, load_packed
+from memdex.query.meaning.weights import dense_word, load_weights
+from tests.conftest import shared
+
+pytestmark = pytest.mark.slow
+
+
+def scifact_texts(count: int) -> list[str]:
+    lines = shared("scifact", "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:count]
+    return [f"{d['title']}\n{d['text']}" for d in map(json.loads, lines)]
+
+
+def test_the_packaged_model_is_what_the_tool_builds_from_the_source(minilm: Path, tmp_path: Path) -> None:
+    built = tmp_path / PACKAGED_MODEL  # the folder's name is part of the model's (model_name)
+    report = build(minilm, built, license_file=packaged_path() / "LICENSE")
+    for name in report.files:
+        assert (built / name).read_bytes() == (packaged_path() / name).read_bytes(), name
+    assert set(report.files) == {
+        str(p.relative_to(packaged_path())) for p in packaged_path().rglob("*") if p.is_file()
+    }
+    assert 20e6 < report.total < 26e6  # docs/model.md says 24 MB
+    assert report.name == load_spec(packaged_path()).name
+    assert report.source == load_spec(minilm, "int8").name
+
+
+def test_its_linear_layers_are_the_source_int8_weights_and_its_words_within_half_a_step(minilm: Path) -> None:
+    source = load_weights(load_spec(minilm, "int8"))
+    packed = load_packed(load_spec(packaged_path()))
+    for ours, theirs in zip(packed.layers, source.layers, strict=True):
+        for name in ("qkv", "attn_out", "up", "down"):
+            assert np.array_equal(getattr(ours, name).weight, getattr(theirs, name).weight)
+            assert np.array_equal(getattr(ours, name).scale, getattr(theirs, name).scale)
+            assert np.array_equal(getattr(ours, name).bias, getattr(theirs, name).bias)
+        assert np.array_equal(ours.out_norm, theirs.out_norm)
+    assert np.array_equal(packed.position, source.position)
+    assert packed.word.dtype == np.int8 and packed.word_scale is not None
+    error = np.abs(dense_word(packed) - source.word)
+    assert np.all(error <= packed.word_scale[:, None] * 0.501)  # half a step, and float32 rounding
+
+
+def test_its_vectors_are_near_the_source_int8_ones_but_named_apart(minilm: Path) -> None:
+    texts = [*scifact_texts(150), "Café au lait, naïve résumé: 東京 über alles"]  # non-ASCII: `tokenizers`
+    source, packed = load_spec(minilm, "int8"), load_spec(resolve_model(None))
+    ours = passage_encoder(packed, backend="numpy").encode_passages(texts)
+    theirs = passage_encoder(source, backend="numpy").encode_passages(texts)
+    cosines = (ours * theirs).sum(axis=1)
+    # As near as the source's own int8 and fp32 vectors are (cosine 0.998 on average; docs/model.md)
+    assert cosines.min() > 0.99 and cosines.mean() > 0.997
+    assert not np.array_equal(ours, theirs)  # not the same vectors ...
+    assert not same_model(vector_model(source), packed)  # ... so never taken for each other
+    assert not same_model(vector_model(packed), source)
+
+
+def test_a_packed_model_runs_at_int8_only() -> None:
+    with pytest.raises(MemdexError, match="packed at int8 and cannot run at fp32"):
+        load_spec(packaged_path(), "fp32")
+    with pytest.raises(MemdexError, match="packed at int8"):
+        load_spec(packaged_path()).at("fp32")
+
+
+NOTES = {
+    "deploy.md": "# Deploy keys\n\nRotate the deploy key every ninety days; the old one is revoked after the switch.\n",
+    "garden.md": "# Tomatoes\n\nWater the tomato beds at dawn and stake the tall plants before July.\n",
+    "money.md": "# Budget\n\nThe quarterly budget review moved to the first Monday of the month.\n",
+}
+
+
+def test_embed_with_no_model_runs_the_packaged_one_and_a_paraphrase_finds_the_note(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for name, text in NOTES.items():
+        (notes / name).write_text(text, encoding="utf-8")
+    db = str(tmp_path / "notes.db")
+    runner = CliRunner()
+    done = runner.invoke(cli, ["--db", db, "index", str(notes)], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    done = runner.invoke(cli, ["--db", db, "embed", "--json"], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.output)
+    assert report["model"].startswith(load_spec(packaged_path()).name + "@")
+    assert report["embedded"] == len(NOTES)
+    query = "when should vegetables in the garden get their water"  # shares no word with the note
+    done = runner.invoke(cli, ["--db", db, "search", query, "--json"], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    found = json.loads(done.output)
+    assert found["semantic"]["used"] is True
+    assert found["results"][0]["path"].endswith("garden.md")
+
+
+def test_embed_with_no_model_keeps_the_model_the_index_has(minilm: Path, sample: sqlite3.Connection) -> None:
+    "An index embedded before the model was packaged is not embedded again by a plain `memdex embed`."
+    first = embed_index(sample, str(minilm), precision="fp32", coverage="first")
+    assert first.embedded > 0
+    again = embed_index(sample)  # no model: the index's own, at its precision: nothing to embed
+    assert again.model == first.model and again.embedded == 0 and again.reused == 0
