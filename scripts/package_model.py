@@ -51,7 +51,10 @@ APACHE = Path("/usr/share/common-licenses/Apache-2.0")  # the license's text, as
 )
 @click.option("--json", "as_json", is_flag=True, help="Print what was built as JSON.")
 def main(source: Path, destination: Path, license_file: Path | None, as_json: bool) -> None:
-    "Pack a model folder for the package; print its files and sizes."
+    """Pack a model folder for the package; print its files and sizes.
+
+    Example: python scripts/package_model.py --json
+    """
     if license_file is None:
         raise click.UsageError("No license text found: give --license FILE (the model's license).")
     report = build(source, destination, license_file)
