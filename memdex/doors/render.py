@@ -109,13 +109,10 @@ def _left_out_text(left: list[dict[str, Any]], shown: int = 5) -> str:
     tokens = sum(x["estimated_tokens"] for x in left)
     named = []
     for x in left[:shown]:
-        messages = x["messages"]
-        said = (
-            f", {'message' if len(messages) == 1 else 'messages'} {', '.join(map(str, messages[:6]))}"
-            if messages
-            else ""
-        )
-        named.append(f"{x['title']} (id {x['id']}{said}{', …' if len(messages) > 6 else ''})")
+        messages = [n + 1 for n in x["messages"]]  # 1-based, as a location's "(messages 2-5)"
+        listed = ", ".join(map(str, messages[:6])) + (", …" if len(messages) > 6 else "")
+        said = f", {'message' if len(messages) == 1 else 'messages'} {listed}" if messages else ""
+        named.append(f"{x['title']} (id {x['id']}{said})")
     more = f" and {len(left) - shown} more" if len(left) > shown else ""
     return (
         f"Left out by the --max-tokens budget (about {tokens:,} tokens more): {'; '.join(named)}{more}."

@@ -5,6 +5,8 @@
 -- NULL for every other document. Set by each index run (session_copies_mark.sql, for the
 -- kinds whose files are session logs); every search's filter (document_filter.sql) and the
 -- session-start context leave copies out.
-ALTER TABLE documents ADD COLUMN copy_of INTEGER;
+-- A copy whose kept document is deleted (its root forgotten, its file purged) is a result
+-- again at once: ON DELETE SET NULL, as the next index run would mark it.
+ALTER TABLE documents ADD COLUMN copy_of INTEGER REFERENCES documents(id) ON DELETE SET NULL;
 CREATE INDEX documents_kind_key ON documents(kind, key);
 CREATE INDEX documents_copies ON documents(copy_of) WHERE copy_of IS NOT NULL;
