@@ -223,3 +223,68 @@ def test_the_readme_library_example_runs_as_pasted(sample_copy: Path, tmp_path: 
     assert "Rotate the deploy keys" in run.stdout
     assert "CI: Cache Keys" in run.stdout  # the answer's best source
     assert (tmp_path / "memdex.db").exists()
+
+
+def test_the_readme_is_a_page_a_newcomer_reads() -> None:
+    "Previously the README was 1,031 lines; what is not for a first read lives in docs/ (#38)."
+    assert len(README.splitlines()) <= 320, "move the detail into a page of docs/ and link it"
+
+
+def test_the_readme_shows_no_command_only_this_repositorys_developers_can_run() -> None:
+    """Previously its meaning quick-start embedded with `--model ../shared/data/models/…`, a
+    folder only this repository's developers have (#38); its commands are a user's."""
+    blocks = re.findall(r"^```(?:bash|console)?\n(.*?)^```$", README, re.S | re.M)
+    assert blocks
+    assert not [b for b in blocks if "../shared" in b and "pytest" not in b]
+
+
+def _slug(heading: str) -> str:
+    "GitHub's anchor for a heading: lower case, code marks and punctuation dropped, spaces as hyphens."
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading).strip().lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def _outside_fences(text: str) -> str:
+    return re.sub(r"^(```|~~~).*?^\1[ \t]*$", "", text, flags=re.S | re.M)
+
+
+def _outside_code(text: str) -> str:
+    "The page without its fenced blocks and code spans (a link written in code is not one)."
+    return re.sub(r"`[^`\n]*`", "", _outside_fences(text))
+
+
+def _anchors(page: Path) -> set[str]:
+    anchors: set[str] = set()
+    for heading in re.findall(r"^#{1,6} (.+?)#*$", _outside_fences(page.read_text()), re.M):
+        slug, n = _slug(heading), 1
+        while slug in anchors:  # a repeated heading gets -1, -2...
+            slug, n = f"{_slug(heading)}-{n}", n + 1
+        anchors.add(slug)
+    return anchors
+
+
+LINKED = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+
+@pytest.mark.parametrize("page", LINKED, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_relative_link_points_at_a_file_and_heading_that_exist(page: Path) -> None:
+    "The README's detail moved into docs/ (#38): a link to a moved section must follow it."
+    links = re.findall(r"\]\(([^)\s]+)\)", _outside_code(page.read_text()))
+    broken = []
+    for link in links:
+        if re.match(r"[a-z]+:", link):  # https:, mailto:
+            continue
+        path, _, anchor = link.partition("#")
+        target = (page.parent / path).resolve() if path else page
+        if not target.exists():
+            broken.append(f"{link}: no such file")
+        elif anchor and target.suffix == ".md" and anchor not in _anchors(target):
+            broken.append(f"{link}: no heading #{anchor} in {target.name}")
+    assert not broken, broken
+
+
+@pytest.mark.parametrize("page", LINKED, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_code_fence_is_closed(page: Path) -> None:
+    "A fence left open when text moves between pages swallows the rest of the page."
+    fences = re.findall(r"^ *```", page.read_text(), re.M)
+    assert len(fences) % 2 == 0, f"{page.name}: {len(fences)} fence lines"
