@@ -15,8 +15,9 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from memdex import tokens
+from memdex import secrets, tokens
 from memdex.errors import DatabaseError, IndexNotFound, MigrationNeeded, SchemaError
+from memdex.store import masking
 from memdex.utils import utc_stamp
 
 DB_ENV = "MEMDEX_DB"
@@ -310,7 +311,7 @@ def migrate(conn: sqlite3.Connection, *, apply: bool = True) -> list[str]:
             "This SQLite file is not a memdex index (it has tables memdex did not create). "
             "Point --db at a new file."
         )
-    if current == latest and _tokens_current(conn):
+    if current == latest and _tokens_current(conn) and masking.rules_current(conn, query):
         return []
     if not apply:
         raise MigrationNeeded(
@@ -320,6 +321,10 @@ def migrate(conn: sqlite3.Connection, *, apply: bool = True) -> list[str]:
             else "This index's full-text tables were built with other word rules than this memdex's "
             f"({tokens.IDENTITY}), and it cannot be written here to build them again; run "
             "`memdex index` (or any memdex command) once where it can be."
+            if not _tokens_current(conn)
+            else f"This index's text was not masked with this memdex's secret rules ({secrets.IDENTITY}), "
+            "and it cannot be written here to mask it; run `memdex index` (or any memdex command) "
+            "once where it can be."
         )
     applied = []
     with transaction(conn):
@@ -340,6 +345,8 @@ def migrate(conn: sqlite3.Connection, *, apply: bool = True) -> list[str]:
             applied.append(name)
         if not _tokens_current(conn):
             _rebuild_full_text(conn)
+        if not masking.rules_current(conn, query):
+            masking.mask_index(conn, query)
     return applied
 
 
