@@ -20,14 +20,16 @@ masked with, and ``store.db.migrate`` masks the stored text again, once, when it
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from memdex.models import Document
+if TYPE_CHECKING:
+    from memdex.models import Document
 
 # Bumped whenever a rule masks something it did not (or stops masking something): indexes
 # masked with other rules are masked again, once, by store.db.migrate.
@@ -43,8 +45,7 @@ _BREAK = r"(?:[ \t]*(?:\r?\n|\\r?\\n)[ \t]*)"
 _BODY = rf"(?:{_BREAK}?+{_B64}{{16,}}+)++"
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     """One kind of secret: its pattern and its anchors, the substrings every match holds.
 
     A rule runs only where an anchor is found (``str.find``, in C): its pattern is searched
@@ -53,10 +54,11 @@ class Rule:
     with no anchor costs one substring scan a rule. With ``fold`` the anchors are looked for
     in the text lowercased. A pattern with a group named ``secret`` masks that group alone
     (``password=`` stays, its value goes); with ``plausible`` the value must also look made
-    by a machine (``_plausible``)."""
+    by a machine (``_plausible``). A NamedTuple, not a dataclass: every command imports this
+    module (store.db), and ``dataclasses`` costs an import of its own."""
 
     kind: str
-    pattern: re.Pattern[str]
+    pattern: str  # compiled on first use (``_by_anchor``): importing this module compiles nothing
     anchors: tuple[str, ...]
     before: int = 0
     after: int = 512
@@ -65,7 +67,7 @@ class Rule:
 
 
 def _rule(kind: str, pattern: str, anchors: Iterable[str], **how: Any) -> Rule:
-    return Rule(kind, re.compile(pattern), tuple(anchors), **how)
+    return Rule(kind, pattern, tuple(anchors), **how)
 
 
 _PEM_MAX = 20000  # characters of a PEM block (a 16384-bit RSA key is about 12,000)
@@ -163,19 +165,19 @@ def _entropy(value: str) -> float:
     return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
 
 
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = (
     r"^(?:\$|%|<|\{|\[|\*|#|\.\.|os\.|process\.|env\.|self\.|this\.|getenv|settings\.|config\.)"
     r"|(?i:example|your|placeholder|changeme|redacted|dummy|xxxx|\*\*\*|secret:|password|token|"
     r"undefined|null|none|true|false)"
 )
-_HEX = re.compile(r"^(?:[0-9a-f]{7,}|[0-9A-F]{7,})$")
+_HEX = r"^(?:[0-9a-f]{7,}|[0-9A-F]{7,})$"
 
 
 def _plausible(value: str) -> bool:
     """Does a value after ``password=`` look like a secret rather than a variable, a word or a
     placeholder? Letters and digits mixed, few repeats, none of the usual placeholders. Pure
     hex (a commit, a hash) is a secret only where a format rule says so."""
-    if _PLACEHOLDER.search(value) or _HEX.match(value):
+    if re.search(_PLACEHOLDER, value) or re.match(_HEX, value):  # compiled once, by re's cache
         return False
     if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)):
         return False
@@ -184,14 +186,19 @@ def _plausible(value: str) -> bool:
     return len(value) >= 8 and _entropy(value) >= 3.0
 
 
-@dataclass
 class Masked:
     "A text with its secrets masked: the new text, what was masked, and where (to move offsets)."
 
-    text: str
-    kinds: Counter[str] = field(default_factory=Counter)
-    # (start, end, length of the replacement, kind) in the original text, in order
-    edits: list[tuple[int, int, int, str]] = field(default_factory=list)
+    __slots__ = ("edits", "kinds", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.kinds: Counter[str] = Counter()
+        # (start, end, length of the replacement, kind) in the original text, in order
+        self.edits: list[tuple[int, int, int, str]] = []
+
+    def __repr__(self) -> str:
+        return f"Masked({self.text!r}, kinds={dict(self.kinds)})"
 
     def position(self, offset: int) -> int:
         "Where a position of the original text is in the masked one."
@@ -204,16 +211,19 @@ class Masked:
         return moved
 
 
-def _by_anchor() -> tuple[tuple[tuple[str, bool], list[Rule]], ...]:
-    "Each anchor once, with the rules it starts: a text is scanned once an anchor."
-    grouped: dict[tuple[str, bool], list[Rule]] = {}
+@cache
+def _by_anchor() -> tuple[tuple[tuple[str, bool], list[tuple[Rule, re.Pattern[str]]]], ...]:
+    """Each anchor once, with the rules it starts and their compiled patterns: a text is
+    scanned once an anchor. Compiled on the first mask, not on import: every command imports
+    this module (store.db), and compiling the rules cost about 10 ms."""
+    grouped: dict[tuple[str, bool], list[tuple[Rule, re.Pattern[str]]]] = {}
     for rule in RULES:
+        compiled = re.compile(rule.pattern)
         for anchor in rule.anchors:
-            grouped.setdefault((anchor, rule.fold), []).append(rule)
+            grouped.setdefault((anchor, rule.fold), []).append((rule, compiled))
     return tuple(grouped.items())
 
 
-_BY_ANCHOR = _by_anchor()
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -228,7 +238,7 @@ def mask(text: str, keep_lines: bool = False) -> Masked:
     numbers stay true (``memdex show`` of a file)."""
     spans: list[tuple[int, int, str]] = []
     folded: str | None = None
-    for (anchor, fold), rules in _BY_ANCHOR:
+    for (anchor, fold), rules in _by_anchor():
         if fold:
             if folded is None:
                 folded = text.lower()
@@ -238,11 +248,11 @@ def mask(text: str, keep_lines: bool = False) -> Masked:
         else:
             hay = text
         first = hay.find(anchor)
-        for rule in rules if first >= 0 else ():
+        for rule, pattern in rules if first >= 0 else ():
             seen: set[tuple[int, int]] = set()
             at = first
             while at >= 0:
-                span = _found(rule, text, at, seen)
+                span = _found(rule, pattern, text, at, seen)
                 if span is not None:
                     spans.append((*span, rule.kind))
                 at = hay.find(anchor, max(at + 1, span[1] if span else 0))
@@ -267,17 +277,19 @@ def mask(text: str, keep_lines: bool = False) -> Masked:
     return masked
 
 
-def _found(rule: Rule, text: str, at: int, seen: set[tuple[int, int]]) -> tuple[int, int] | None:
+def _found(
+    rule: Rule, pattern: re.Pattern[str], text: str, at: int, seen: set[tuple[int, int]]
+) -> tuple[int, int] | None:
     """The span to mask of a match of ``rule`` at an anchor found at ``at``: a pattern that
     starts with its anchor (``before`` 0) is matched there, once; any other is searched in
     the window around it."""
     if rule.before == 0:
-        found = rule.pattern.match(text, at, at + rule.after)
+        found = pattern.match(text, at, at + rule.after)
         matches = [found] if found is not None else []
     else:
-        matches = list(rule.pattern.finditer(text, max(0, at - rule.before), at + rule.after))
+        matches = list(pattern.finditer(text, max(0, at - rule.before), at + rule.after))
     for m in matches:
-        span = m.span("secret") if "secret" in rule.pattern.groupindex else m.span()
+        span = m.span("secret") if "secret" in pattern.groupindex else m.span()
         if span in seen or span[0] < 0:
             continue
         if rule.plausible and not _plausible(text[span[0] : span[1]]):
@@ -314,8 +326,17 @@ def mask_chunk(heading: str, text: str, meta: dict[str, Any], kinds: Counter[str
 
 def mask_document(doc: Document) -> Counter[str]:
     """Mask every text of a parsed document in place -- title, description, tags, topics,
-    metadata, and each chunk's heading and text -- and say what was masked, by kind."""
+    metadata, and each chunk's heading and text -- and say what was masked, by kind.
+
+    All of its texts are scanned first as one, and field by field only when that finds
+    something: most documents hold no secret, and a call per field (a chunk's heading, each
+    topic) cost more than the scanning (``scripts/bench_secrets.py index``)."""
     kinds: Counter[str] = Counter()
+    whole = [doc.title, doc.description, *doc.tags, *(t for t, _ in doc.topics)]
+    whole += [json.dumps(doc.meta, ensure_ascii=False, default=str)]
+    whole += [part for c in doc.chunks for part in (c.heading, c.text)]
+    if not mask("\n\n".join(whole)).edits:
+        return kinds
     doc.title = mask_value(doc.title, kinds)
     doc.description = mask_value(doc.description, kinds)
     doc.tags = mask_value(doc.tags, kinds)

@@ -22,6 +22,7 @@ import importlib
 import json
 import os
 import resource
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -72,6 +73,10 @@ def context(text: str, start: int, end: int, width: int = 40) -> str:
     ).replace("\n", "⏎")
 
 
+def _name(path: Path) -> str:
+    return str(path.relative_to(SHARED)) if path.is_relative_to(SHARED) else str(path)
+
+
 def detect_secrets_plugins() -> list[tuple[str, object]]:
     try:
         from detect_secrets.settings import default_settings
@@ -95,28 +100,47 @@ def cli() -> None:
 @click.option("--samples", default=5, show_default=True, help="Samples shown per detector and kind.")
 @click.option("--no-detect-secrets", is_flag=True, help="Run memdex's rules alone.")
 @click.option("--out", type=click.Path(path_type=Path), help="Also write every finding as JSON here.")
-def scan(roots: tuple[Path, ...], samples: int, no_detect_secrets: bool, out: Path | None) -> None:
+@click.option(
+    "--index",
+    "index_db",
+    type=click.Path(exists=True, path_type=Path),
+    help="Scan the chunks of this index (made with --keep-secrets) instead of files: the text "
+    "ingest masks, each chunk as one text.",
+)
+def scan(
+    roots: tuple[Path, ...], samples: int, no_detect_secrets: bool, out: Path | None, index_db: Path | None
+) -> None:
     "What each detector finds in the corpora: counts by kind, samples in context, time."
-    paths = files(list(roots) or [SHARED / c for c in CORPORA])
-    texts = [(p, p.read_text("utf-8", "replace")) for p in paths]
+    if index_db is not None:
+        with sqlite3.connect(index_db) as conn:
+            rows = conn.execute(
+                "SELECT f.path, c.text FROM chunks c JOIN documents d ON d.id = c.document_id "
+                "JOIN files f ON f.id = d.file_id ORDER BY c.id"
+            ).fetchall()
+        texts = [(Path(p), t) for p, t in rows]
+    else:
+        paths = files(list(roots) or [SHARED / c for c in CORPORA])
+        texts = [(p, p.read_text("utf-8", "replace")) for p in paths]
     size = sum(len(t.encode()) for _, t in texts)
-    click.echo(f"{len(texts)} files, {size / 1e6:.1f} MB")
+    click.echo(f"{len(texts)} texts, {size / 1e6:.1f} MB")
     found: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
     started, cpu = time.perf_counter(), time.process_time()
     for path, text in texts:
         masked = secrets.mask(text)
         for start, end, _, kind in masked.edits:
-            found["memdex"][kind].append(f"{path.relative_to(SHARED)}: {context(text, start, end)}")
+            found["memdex"][kind].append(f"{_name(path)}: {context(text, start, end)}")
     timings = {"memdex": (time.perf_counter() - started, time.process_time() - cpu)}
     plugins = [] if no_detect_secrets else detect_secrets_plugins()
     for name, plugin in plugins:
         started, cpu = time.perf_counter(), time.process_time()
         for path, text in texts:
             for n, line in enumerate(text.splitlines(), 1):
-                for value in plugin.analyze_string(line):  # type: ignore[attr-defined]
+                # analyze_line, as its scanner calls it: the entropy plugins' thresholds apply there
+                for potential in plugin.analyze_line(filename=str(path), line=line, line_number=n):  # type: ignore[attr-defined]
+                    value = potential.secret_value or ""
                     at = line.find(value)
                     found[f"detect-secrets {name}"][name].append(
-                        f"{path.relative_to(SHARED)}:{n}: {context(line, at, at + len(value))}"
+                        f"{_name(path)}:{n}: {context(line, at, at + len(value))}"
                     )
         timings[f"detect-secrets {name}"] = (time.perf_counter() - started, time.process_time() - cpu)
     for detector, kinds in found.items():

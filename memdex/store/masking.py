@@ -21,7 +21,6 @@ from collections.abc import Callable
 from typing import Any
 
 from memdex import secrets
-from memdex.models import est_tokens
 
 # store.db.query, handed in: store.db calls this module while it migrates, so this module
 # does not import it back.
@@ -73,7 +72,7 @@ def _mask_document(conn: sqlite3.Connection, query: Query, doc: sqlite3.Row) -> 
         heading, text = secrets.mask_chunk(chunk["heading"], chunk["text"], meta, found)
         if found:
             kinds.update(found)
-            size = len(text.encode("utf-8"))
+            size = len(text.encode("utf-8"))  # est_tokens as memdex.models makes it (bytes / 4)
             changed.append(
                 {
                     "id": chunk["id"],
@@ -81,7 +80,7 @@ def _mask_document(conn: sqlite3.Connection, query: Query, doc: sqlite3.Row) -> 
                     "text": text,
                     "meta": json.dumps(meta),
                     "size_bytes": size,
-                    "est_tokens": est_tokens(size),
+                    "est_tokens": (size + 3) // 4,
                 }
             )
     if changed:
