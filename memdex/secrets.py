@@ -95,12 +95,15 @@ RULES: tuple[Rule, ...] = (
         r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b",
         ["AKIA", "ASIA"],
     ),
+    # anchored on the words the password rule looks for anyway (aws_secret_access_key,
+    # aws_session_token): no scan of its own
     _rule(
         "aws-secret-key",
         r"(?i:aws[\w.-]{0,20}?(?:secret|session)[\w.-]{0,20}+)[\"']?[ \t]*+[:=][ \t]*+[\"']?"
         r"(?P<secret>[A-Za-z0-9/+=]{40,}+)",
-        ["aws"],
+        ["secret", "token"],
         fold=True,
+        before=30,
         after=2048,
     ),
     _rule(
@@ -113,7 +116,8 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "slack-webhook",
         r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}",
-        ["https://hooks.slack.com/"],
+        ["://"],  # the URL rule's anchor: no scan of its own
+        before=5,
     ),
     _rule("stripe-key", r"\b[sr]k_live_[A-Za-z0-9]{16,}", ["k_live_"], before=1),
     _rule("anthropic-key", r"\bsk-ant-[a-z]+\d*-[A-Za-z0-9_-]{32,}", ["sk-"], after=300),
@@ -224,6 +228,7 @@ def _by_anchor() -> tuple[tuple[tuple[str, bool], list[tuple[Rule, re.Pattern[st
     return tuple(grouped.items())
 
 
+_ORDER = {rule: n for n, rule in enumerate(RULES)}
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -236,7 +241,7 @@ def mask(text: str, keep_lines: bool = False) -> Masked:
     """``text`` with every secret the rules find replaced by its marker. With ``keep_lines``
     a secret over several lines (a private key) leaves as many line breaks, so a file's line
     numbers stay true (``memdex show`` of a file)."""
-    spans: list[tuple[int, int, str]] = []
+    spans: list[tuple[int, int, int, str]] = []  # start, end, the rule's place in RULES, kind
     folded: str | None = None
     for (anchor, fold), rules in _by_anchor():
         if fold:
@@ -254,15 +259,15 @@ def mask(text: str, keep_lines: bool = False) -> Masked:
             while at >= 0:
                 span = _found(rule, pattern, text, at, seen)
                 if span is not None:
-                    spans.append((*span, rule.kind))
+                    spans.append((*span, _ORDER[rule], rule.kind))
                 at = hay.find(anchor, max(at + 1, span[1] if span else 0))
     if not spans:
         return Masked(text)
-    spans.sort(key=lambda s: (s[0], -s[1]))
+    spans.sort(key=lambda s: (s[0], -s[1], s[2]))  # of two rules for one span, the earlier (a format)
     out: list[str] = []
     masked = Masked(text)
     at = 0
-    for start, end, kind in spans:
+    for start, end, _, kind in spans:
         if start < at:
             continue  # inside a secret already masked
         replacement = marker(kind)
