@@ -11,8 +11,8 @@ The rules are well-known formats, each anchored on what its issuer puts in every
 prefix, a header, a keyword before it), not on how random a string looks: an entropy test
 masks git SHAs, UUIDs, hashes and base64 images, which sessions are full of. What each rule
 caught, and wrongly caught, on the real logs in shared/data is in docs/secrets.md
-(``scripts/bench_secrets.py``). A rule runs only over texts that hold one of its hints (a
-substring search in C), so a text with none costs a few scans and no regex.
+(``scripts/bench_secrets.py``). A rule runs only where one of its anchors is found (a
+substring search in C), so a text with none costs one scan an anchor and no regex.
 
 ``IDENTITY`` names the rules; the ``secret_rules`` table records the identity an index was
 masked with, and ``store.db.migrate`` masks the stored text again, once, when it differs.

@@ -312,9 +312,26 @@ def _without_comments(sql: str) -> str:
     return "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--"))
 
 
+def as_schema_11(db_path: Path) -> None:
+    """Turn an index into what memdex wrote before migration 12: no secrets masked, counted or
+    kept per root (the text itself is as the index was written)."""
+    raw = sqlite3.connect(db_path)
+    raw.executescript(
+        """
+        DROP TABLE secret_rules;
+        DROP TABLE secrets_masked;
+        ALTER TABLE roots DROP COLUMN keep_secrets;
+        DELETE FROM memdex_migrations WHERE name = '0012_secrets';
+        PRAGMA user_version = 11;
+        """
+    )
+    raw.close()
+
+
 def _as_schema_10(db_path: Path) -> None:
     """Turn an index into what memdex wrote before migration 11, from the migrations' own SQL:
     migration 11's drops, then the tables and triggers of migrations 1 and 6, rebuilt."""
+    as_schema_11(db_path)
     sql = {name: _without_comments(text) for _, name, text in db.migrations()}
     drops = [s for s in db.statements(sql["0011_tokens"]) if s.startswith("DROP")]
     drops += ["DROP VIEW document_words", "DROP VIEW chunk_words", "DROP VIEW body_words"]

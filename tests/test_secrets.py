@@ -22,6 +22,7 @@ from memdex.tokens import index_text
 
 from .conftest import shared
 from .ingest.test_pipeline import fts_integrity
+from .test_faults import as_schema_11
 
 # A real Claude Code session (chiphuyen/sniffly's sample data, MIT): music from code.
 PROJECT = ("chats", "claude-code", "chiphuyen-sniffly", "-Users-chip-dev-ai-music")
@@ -184,12 +185,15 @@ def test_keep_secrets_without_a_path_is_a_usage_error(db_path: Path, logs: Path)
 def test_an_index_written_before_masking_is_masked_once_in_place(
     db_path: Path, logs: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    # As an older memdex left it: its secrets in every table, its roots with no setting,
-    # its text masked by no rules.
+    # As memdex left it before migration 12: its secrets in every table and full-text index.
     assert run(db_path, "index", str(logs), "--keep-secrets").exit_code == 0
-    with sqlite3.connect(db_path) as old:
-        old.execute("UPDATE roots SET keep_secrets = NULL")
-        old.execute("UPDATE secret_rules SET identity = ''")
+    with sqlite3.connect(db_path) as old:  # a vector for every chunk, as `memdex embed` leaves them
+        old.execute(
+            "INSERT INTO chunk_vectors (chunk_id, model, text_hash, scale, vector) "
+            "SELECT id, 'm', 'h', 1.0, x'00' FROM chunks"
+        )
+        chunks = old.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    as_schema_11(db_path)
     (logs / PROJECT[-1] / SESSION).unlink()  # gone: it cannot be read again
     capfd.readouterr()
     conn = db.connect(db_path)
@@ -199,12 +203,29 @@ def test_an_index_written_before_masking_is_masked_once_in_place(
         assert secret not in stored_text(conn)
         assert tokens_matched(conn, secret) == 0
     fts_integrity(conn)
+    # the vectors of the chunk that held them go (memdex embed makes them again); the rest stay
+    kept = {r[0] for r in conn.execute("SELECT chunk_id FROM chunk_vectors")}
+    masked = {r[0] for r in conn.execute("SELECT id FROM chunks WHERE text LIKE '%[secret:%'")}
+    assert len(masked) == 1 and not kept & masked and len(kept) == chunks - 1
     conn.close()
     assert found(db_path, "zebrafish pipeline") != []
     assert json.loads(run(db_path, "status", "--json").stdout)["secrets"]["masked"] == 3
     capfd.readouterr()
     db.connect(db_path).close()  # once: the rules are recorded
     assert "masked" not in capfd.readouterr().err
+
+
+def test_new_rules_mask_the_index_again_once(
+    db_path: Path, logs: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    assert run(db_path, "index", str(logs), "--keep-secrets").exit_code == 0
+    with sqlite3.connect(db_path) as older:  # masked by other rules, and the root masks
+        older.execute("UPDATE roots SET keep_secrets = 0")
+        older.execute("UPDATE secret_rules SET identity = 'memdex-secrets 0'")
+    capfd.readouterr()
+    db.connect(db_path).close()
+    assert "memdex: masked 3 secrets already in" in capfd.readouterr().err
+    assert found(db_path, AWS_KEY) == []
 
 
 def test_show_masks_a_file_read_whole_and_keeps_its_lines(db_path: Path, tmp_path: Path) -> None:

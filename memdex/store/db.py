@@ -17,7 +17,6 @@ from typing import Any
 
 from memdex import secrets, tokens
 from memdex.errors import DatabaseError, IndexNotFound, MigrationNeeded, SchemaError
-from memdex.store import masking
 from memdex.utils import utc_stamp
 
 DB_ENV = "MEMDEX_DB"
@@ -311,7 +310,7 @@ def migrate(conn: sqlite3.Connection, *, apply: bool = True) -> list[str]:
             "This SQLite file is not a memdex index (it has tables memdex did not create). "
             "Point --db at a new file."
         )
-    if current == latest and _tokens_current(conn) and masking.rules_current(conn, query):
+    if current == latest and _tokens_current(conn) and _secrets_current(conn):
         return []
     if not apply:
         raise MigrationNeeded(
@@ -345,8 +344,10 @@ def migrate(conn: sqlite3.Connection, *, apply: bool = True) -> list[str]:
             applied.append(name)
         if not _tokens_current(conn):
             _rebuild_full_text(conn)
-        if not masking.rules_current(conn, query):
-            masking.mask_index(conn, query)
+        if not _secrets_current(conn):
+            from memdex.store.masking import mask_index  # rarely: not on every command's start
+
+            mask_index(conn, query)
     return applied
 
 
@@ -357,6 +358,15 @@ def _tokens_current(conn: sqlite3.Connection) -> bool:
     except sqlite3.OperationalError:  # before migration 0011: no tokenizer table yet
         return False
     return row is not None and row[0] == tokens.IDENTITY
+
+
+def _secrets_current(conn: sqlite3.Connection) -> bool:
+    "Was the stored text masked with this memdex's secret rules (``secrets.IDENTITY``)?"
+    try:
+        row = conn.execute(query("secret_rules_identity")).fetchone()
+    except sqlite3.OperationalError:  # before migration 0012: no secret_rules table yet
+        return False
+    return row is not None and row[0] == secrets.IDENTITY
 
 
 def _rebuild_full_text(conn: sqlite3.Connection) -> None:

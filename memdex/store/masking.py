@@ -94,15 +94,6 @@ def _mask_document(conn: sqlite3.Connection, query: Query, doc: sqlite3.Row) -> 
     return kinds
 
 
-def rules_current(conn: sqlite3.Connection, query: Query) -> bool:
-    "Was the stored text masked with this memdex's rules (``secrets.IDENTITY``)?"
-    try:
-        row = conn.execute(query("secret_rules_identity")).fetchone()
-    except sqlite3.OperationalError:  # before migration 0012: no secret_rules table yet
-        return False
-    return row is not None and row[0] == secrets.IDENTITY
-
-
 def mask_index(conn: sqlite3.Connection, query: Query) -> None:
     """Mask what the index holds with this memdex's rules, once, and record them: after the
     migration that brought masking, and whenever the rules change. Says so on stderr when it
