@@ -1,7 +1,8 @@
 """Shared fixtures: real SQLite files under tmp_path, real corpora, no mocks.
 
-Every test runs with MEMDEX_DB, XDG_DATA_HOME and XDG_CACHE_HOME pointing into its own
-tmp_path (so nothing can touch a developer's index or cache) and with MEMDEX_RAISE_ERRORS set,
+Every test runs with MEMDEX_DB and XDG_DATA_HOME pointing into its own tmp_path and
+XDG_CACHE_HOME into the session's (so nothing can touch a developer's index or cache; a test
+of the cache itself takes ``own_cache``) and with MEMDEX_RAISE_ERRORS set,
 so a parser bug shows up as a failing test instead of a recorded "unexpected error".
 
 ../shared (real corpora and a model, written outside this project) is only read: a test that
@@ -38,11 +39,27 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"memdex {memdex.__version__}, SQLite {sqlite3.sqlite_version}, shared data: {SHARED_DATA}"
 
 
+@pytest.fixture(scope="session")
+def session_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session's cache folder (XDG_CACHE_HOME): what memdex derives from a model (its weights
+    arranged at int8 and fp32, its vocabulary; keyed by the model's own bytes) is made once a
+    session, not once a test -- 52 MB and a second of CPU each time."""
+    return tmp_path_factory.mktemp("xdg-cache")
+
+
+@pytest.fixture
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    "An empty cache folder of the test's own, for a test of what memdex keeps there."
+    path = tmp_path / "xdg-cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(path))
+    return path
+
+
 @pytest.fixture(autouse=True)
-def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, session_cache: Path) -> None:
     monkeypatch.setenv("MEMDEX_DB", str(tmp_path / "env-default.db"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))  # the encoder's int8 weights
+    monkeypatch.setenv("XDG_CACHE_HOME", str(session_cache))  # the model's derived files: own_cache
     monkeypatch.setenv("MEMDEX_RAISE_ERRORS", "1")
     # No progress lines in what a test reads unless it asks (tests/test_progress.py does).
     monkeypatch.setenv("MEMDEX_PROGRESS_SECONDS", "3600")
@@ -105,7 +122,7 @@ MINILM = "all-MiniLM-L6-v2"
 def minilm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """../shared's all-MiniLM-L6-v2, copied once a session into a folder whose mode makes it
     read-only: memdex keeps what it derives from the model (its arranged weights, its vocabulary)
-    in its cache folder (XDG_CACHE_HOME, each test's own), never beside the model -- the same
+    in its cache folder (XDG_CACHE_HOME, the session's), never beside the model -- the same
     whether ../shared is read-only or not (model.derived_places)."""
     folder = tmp_path_factory.mktemp("models") / MINILM
     shutil.copytree(shared("models", MINILM), folder)

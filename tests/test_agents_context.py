@@ -295,7 +295,7 @@ def test_open_threads_are_what_a_person_would_call_open(tmp_path: Path) -> None:
         "  throw new Error('importer not yet implemented');\n"
         "- `/todo-app/types/` - Complete type definitions (actions.ts, filters.ts, etc.)\n\n"
         "## 6. **Next Steps**\n\n- Retry the import with the empty rows skipped.\n"
-        "- Then check the totals.",
+        "- Then check the totals.\n\n* Still need to fix the flaky login test on CI.",
         "/exit",
     ]
     write_session(sessions, project, "s-kiwi", said, 22)
@@ -308,7 +308,10 @@ def test_open_threads_are_what_a_person_would_call_open(tmp_path: Path) -> None:
     found = context_of(path, project, 1000)
     assert [s["key"] for s in found["sessions"]] == ["s-kiwi"]
     assert found["last_prompt"]["text"] == "Why does the importer stop halfway?"
-    assert [t["text"] for t in found["open_threads"]] == ["Retry the import with the empty rows skipped."]
+    assert sorted(t["text"] for t in found["open_threads"]) == [
+        "Retry the import with the empty rows skipped.",
+        "Still need to fix the flaky login test on CI.",  # a `* ` bullet is prose, not code
+    ]
     for noise in ("**", "/exit", "ide_opened_file", "todo-app", "not yet implemented"):
         assert noise not in found["text"], noise
 

@@ -21,7 +21,7 @@ from memdex.doors.mcp_server import tool_parameters
 
 TEXTS = sorted(PLUGIN_DIR.glob("*/**/*.md"))
 REPO = Path(__file__).resolve().parent.parent
-DOCUMENTED = (REPO / "docs" / "mcp.md").read_text() + (REPO / "README.md").read_text()
+DOCUMENTED = "".join((REPO / page).read_text() for page in ("docs/mcp.md", "docs/search.md", "README.md"))
 
 
 def parameters(tool: str) -> set[str]:
@@ -59,7 +59,7 @@ def test_every_tool_and_parameter_named_exists(path: Path) -> None:
 
 @pytest.mark.parametrize("path", TEXTS, ids=lambda p: p.name)
 def test_every_result_field_named_is_one_memdex_documents(path: Path) -> None:
-    "Fields the agent is told to read (`estimated_tokens`, `why_relevant`...) are in docs/mcp.md or the README."
+    "Fields the agent is told to read (`estimated_tokens`, `why_relevant`...) are in docs/mcp.md, docs/search.md or the README."
     fields = set(re.findall(r"`([a-z]+_[a-z_]+|[a-z]+\.[a-z_]+)`", path.read_text())) - set(TOOLS)
     for name in fields:
         assert name.split(".")[-1] in DOCUMENTED, f"{path.name}: {name}"

@@ -24,7 +24,7 @@ from . import messages_api as api
 from .messages_api import KEY, serving
 from .test_answer import ANY_CITATION
 
-# Slow as a whole (see the README's Development section): the quick check leaves it out.
+# Slow as a whole (see docs/development.md): the quick check leaves it out.
 pytestmark = pytest.mark.slow
 
 QUERIES = Path(__file__).resolve().parent.parent / "scripts" / "eval_data" / "serena-queries.jsonl"

@@ -15,7 +15,7 @@ from memdex.query.request import Filters, SearchRequest
 PACKAGE = Path(memdex.__file__).parent
 REPO = PACKAGE.parent
 ROOMS = {"store", "ingest", "watch", "query", "answer", "serena", "agents", "doors"}
-TOP_LEVEL = {"__init__", "__main__", "errors", "models", "tokens", "utils"}  # shared by every room
+TOP_LEVEL = {"__init__", "__main__", "errors", "models", "secrets", "tokens", "utils"}  # shared by every room
 
 
 def _modules() -> dict[str, Path]:

@@ -133,7 +133,9 @@ def test_batches_hold_one_length_each_longest_first() -> None:
 # Weights
 
 
-def test_int8_weights_are_kept_in_the_cache_folder_and_reused(minilm: Path, tmp_path: Path) -> None:
+def test_int8_weights_are_kept_in_the_cache_folder_and_reused(
+    minilm: Path, tmp_path: Path, own_cache: Path
+) -> None:
     "The model's folder is read-only (the session's copy of it): the int8 copy goes to memdex's cache folder"
     spec = load_spec(minilm, precision="int8")
     first = load_weights(spec)
@@ -151,7 +153,7 @@ def test_int8_weights_are_kept_in_the_cache_folder_and_reused(minilm: Path, tmp_
 
 
 @pytest.mark.slow
-def test_fp32_weights_are_mapped_and_equal_to_loading_the_file_whole(minilm: Path) -> None:
+def test_fp32_weights_are_mapped_and_equal_to_loading_the_file_whole(minilm: Path, own_cache: Path) -> None:
     """Every number as safetensors' own loader and a copy gave (the code before issue 30), the
     word embeddings a read-only view of the file, the linear weights arranged once and mapped
     from memdex's cache folder after, and a query's vector the same bits."""
@@ -332,7 +334,9 @@ def test_another_bert_runs_as_its_files_say(tiny_model: Path, precision: str) ->
         assert cosine(encoders[0].encode_passages(texts), encoders[1].encode_passages(texts)).min() > 0.99
 
 
-def test_a_changed_model_never_meets_a_stale_int8_copy(tiny_model: Path, tmp_path: Path) -> None:
+def test_a_changed_model_never_meets_a_stale_int8_copy(
+    tiny_model: Path, tmp_path: Path, own_cache: Path
+) -> None:
     "Its folder is writable: the copy sits beside the model; new weights give a new copy"
     folder = tmp_path / "e5-tiny-test"
     shutil.copytree(tiny_model, folder)

@@ -312,11 +312,29 @@ def _without_comments(sql: str) -> str:
     return "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--"))
 
 
-def _as_schema_11(db_path: Path) -> None:
-    "Turn an index into what memdex wrote before migration 12: no copies of sessions marked."
+def as_schema_12(db_path: Path) -> None:
+    """Turn an index into what memdex wrote before migration 13: no secrets masked, counted or
+    kept per root (the text itself is as the index was written)."""
     raw = sqlite3.connect(db_path)
     raw.executescript(
         """
+        DROP TABLE secret_rules;
+        DROP TABLE secrets_masked;
+        ALTER TABLE roots DROP COLUMN keep_secrets;
+        DELETE FROM memdex_migrations WHERE name = '0013_secrets';
+        PRAGMA user_version = 12;
+        """
+    )
+    raw.close()
+
+
+def _as_schema_11(db_path: Path) -> None:
+    "Turn an index into what memdex wrote before migration 12: no copies of sessions marked either."
+    as_schema_12(db_path)
+    raw = sqlite3.connect(db_path)
+    raw.executescript(
+        """
+        DROP TRIGGER documents_ad_copies;
         DROP INDEX documents_copies;
         DROP INDEX documents_kind_key;
         ALTER TABLE documents DROP COLUMN copy_of;

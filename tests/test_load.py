@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
 from reliability_kit import load  # noqa: E402
 
-# Slow as a whole (see the README's Development section): the quick check leaves it out.
+# Slow as a whole (see docs/development.md): the quick check leaves it out.
 pytestmark = pytest.mark.slow
 
 

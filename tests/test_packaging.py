@@ -12,7 +12,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
-# Slow as a whole (see the README's Development section): the quick check leaves it out.
+# Slow as a whole (see docs/development.md): the quick check leaves it out.
 pytestmark = pytest.mark.slow
 
 

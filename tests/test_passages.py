@@ -216,7 +216,9 @@ def test_a_result_says_what_the_budget_left_out_and_how_to_get_it(
         assert not {(entry["id"], m) for m in entry["messages"]} & shown  # only what is not shown
     assert tight.to_dict()["left_out"] == tight.left_out
     line = next(x for x in results_text(tight).splitlines() if x.startswith("Left out"))
-    assert f"id {tight.left_out[0]['id']}" in line and "memdex show" in line
+    first = tight.left_out[0]
+    assert f"id {first['id']}, message" in line and "memdex show" in line
+    assert f" {first['messages'][0] + 1}" in line.split(f"id {first['id']}", 1)[1]  # said 1-based
     # raising the budget by what it says shows those messages
     wide = search(conn, "zanzibar marmalade", granularity="chunk", max_tokens=4000)
     assert not wide.left_out and not wide.truncated_by_budget

@@ -170,3 +170,25 @@ def test_durations_read_as_people_say_them() -> None:
         "1 h 0 min",
         "2 h 5 min",
     ]
+
+
+@pytest.mark.slow
+def test_a_closed_or_broken_stderr_never_fails_the_work(tmp_path: Path) -> None:
+    "Review of #38: `2>&-` raised AttributeError; a reader gone (`| head -1`) failed on EPIPE."
+    corpus = notes(tmp_path / "notes", 40)
+    closed = memdex(tmp_path / "closed.db", "index", str(corpus), stderr=subprocess.DEVNULL)
+    assert closed.returncode == 0
+    env = {**os.environ, "MEMDEX_NO_SERVER": "1", INTERVAL_ENV: "0"}
+    command = [sys.executable, "-m", "memdex", "--db", str(tmp_path / "closed2.db"), "index", str(corpus)]
+    shut = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, timeout=300,
+                          close_fds=True, preexec_fn=lambda: os.close(2))  # fmt: skip
+    assert shut.returncode == 0, shut
+    reader = subprocess.Popen(command[:4] + [str(tmp_path / "piped.db"), "index", str(corpus)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)  # fmt: skip
+    assert reader.stderr is not None
+    reader.stderr.readline()  # the first progress line, then the reader goes away
+    reader.stderr.close()
+    out, _ = reader.communicate(timeout=300)
+    assert reader.returncode == 0
+    assert b"40 documents written" in out
+    assert memdex(tmp_path / "piped.db", "status").stdout.splitlines()[1].startswith("40 documents,")

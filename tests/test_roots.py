@@ -379,3 +379,45 @@ def test_a_session_reached_under_two_roots_is_one_result(conn: sqlite3.Connectio
     left = search(conn, "caching timestamp", limit=20).hits
     assert [h.path for h in left] and all(h.path.startswith(str(backup)) for h in left)
     assert len({h.id for h in left}) == 1
+
+
+def test_two_projects_whose_aider_histories_start_in_the_same_second_are_two_sessions(
+    conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    "Review of #38: Aider's key is the time its history starts, not a session id: no copy of each other."
+    from .conftest import shared
+
+    real = shared("chats", "aider", "AFI-Protocol-afi-core", ".aider.chat.history.md").read_text()
+    first = real.split("\n# aider chat started at ", 2)
+    start = "\n# aider chat started at " + first[1].split("\n", 1)[0] + "\n"
+    for project, word in (("a", "walrusine"), ("b", "pelicanthe")):
+        (tmp_path / project).mkdir()
+        (tmp_path / project / ".aider.chat.history.md").write_text(
+            f"{start}\n#### Please rename the {word} module.\n"
+        )
+    index_paths(conn, [tmp_path / "a", tmp_path / "b"])
+    assert conn.execute("SELECT count(*) FROM documents WHERE copy_of IS NOT NULL").fetchone()[0] == 0
+    assert len(search(conn, "walrusine").hits) == 1 and len(search(conn, "pelicanthe").hits) == 1
+
+
+def test_forgetting_the_root_of_the_kept_session_shows_its_copy_at_once(
+    conn: sqlite3.Connection, tmp_path: Path
+) -> None:
+    "Review of #38: the copy named a deleted document and was hidden until the next index run."
+    from memdex.ingest.roots import forget_root
+
+    from .conftest import shared
+
+    session = "daaain-claude-code-log/-Users-dain-workspace-claude-code-log-sample"
+    live, backup = tmp_path / "live", tmp_path / "backup"
+    shutil.copytree(shared("chats", "claude-code", session), live / "sample")
+    shutil.copytree(shared("chats", "claude-code", session), backup / "sample")
+    index_paths(conn, [live, backup])
+    assert conn.execute("SELECT count(*) FROM documents WHERE copy_of IS NOT NULL").fetchone()[0] >= 1
+    before = {h.id for h in search(conn, "caching timestamp", limit=20).hits}
+    forget_root(
+        conn,
+        live if any(h.path.startswith(str(live)) for h in search(conn, "caching timestamp").hits) else backup,
+    )
+    after = search(conn, "caching timestamp", limit=20).hits
+    assert after and before.isdisjoint({h.id for h in after})

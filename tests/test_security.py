@@ -222,6 +222,11 @@ def _agent_places(tmp_path: Path) -> list[tuple[str, str]]:
         (f"{tmp_path}/project/Claude.md", "Claude.md is a file Claude Code reads"),
         (f"{tmp_path}/project/.github/copilot-instructions.md", "where GitHub Copilot reads"),
         (f"{tmp_path}/codex-state/prompts/x.md", "where Codex ($CODEX_HOME) reads"),
+        # ".." after a symlink: the OS follows the link first, so this is ~/.claude/evil.md
+        (f"{home}/innocent/../evil.md", "where Claude Code reads instructions"),
+        (f"{home}/innocent/../made-now/", "where Claude Code reads instructions"),
+        (f"{tmp_path}/project/AGENTS.override.md", "AGENTS.override.md is a file Codex reads"),
+        (f"{tmp_path}/xdg/opencode/command/x.md", "where opencode ($XDG_CONFIG_HOME) reads"),
     ]
 
 
@@ -231,6 +236,7 @@ def test_nothing_is_written_where_an_agent_reads_instructions(
     "Results hold memory text anyone may have written: an agent must never read them as its own orders."
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     places = _agent_places(tmp_path)
 
     def files() -> list[str]:  # but the index's own (its -wal and -shm come and go)

@@ -377,7 +377,7 @@ def test_keyword_bounds_and_ignored_rules_are_checked(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_the_new_rules_warn_on_the_real_corpora_and_block_nothing_more() -> None:
-    "The README's figures: what ADR-017's format rules find in the folders it was written for."
+    "docs/measured.md's figures: what ADR-017's format rules find in the folders it was written for."
     expected = {
         "serena-memories": (
             31,

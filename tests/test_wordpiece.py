@@ -107,7 +107,7 @@ def test_an_encoder_gives_a_query_the_same_vector_either_way(model: Path) -> Non
 
 
 def test_the_vocabulary_file_is_kept_reused_and_made_again_when_broken(
-    model: Path, reference: Tokenizer
+    model: Path, reference: Tokenizer, own_cache: Path
 ) -> None:
     spec = load_spec(model)
     assert wordpiece.load(spec) is not None

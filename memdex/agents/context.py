@@ -36,7 +36,7 @@ DECISION = re.compile(
     re.I,
 )
 OPEN_THREAD = re.compile(
-    r"(?<![\w/.-])(?-i:TODO|FIXME)\b(?![/.-]\w)"  # in capitals, and not a name: /todo-app/ is none
+    r"(?<![\w/.-])(?-i:TODOs?|FIXMEs?)\b(?![/.-]\w)"  # in capitals, and not a name: /todo-app/ is none
     r"|\b(next steps?|follow[- ]up|still (?:need|to do|open|failing|broken|missing)"
     r"|not (?:yet )?(?:done|fixed|finished|implemented)|open questions?|left to do|unresolved"
     r"|blocked on|remaining work)\b",
@@ -55,9 +55,9 @@ WRAPPER = re.compile(
     r"<([a-z]+(?:[_-][a-z]+)+)>.*?</\1>|<(system-reminder|environment_details)>.*?</\2>", re.S
 )
 CODE = re.compile(
-    r"^\s*(?:[{}()\[\]]|//|/\*|\*/?\s|#!|<{7}|={7}|>{7}|\|"
+    r"^\s*(?:[{}\[\]]|\)\s*$|//|/\*|\*/|#!|<{7}|={7}|>{7}|\|"
     r"|(?:throw|return|const|let|var|def|import|export|function|class|if|elif|for|while)\b[^.!?]*[({:=;]"
-    r")|[;{]\s*$|=>|\)\s*;"
+    r")|[;{]\s*$|=>\s*[{(]|\)\s*;"
 )
 # A heading or a label alone ("## 6. **Next Steps**", "Next steps:"): no thread itself, but
 # when it names one, the line under it is the thread.

@@ -33,10 +33,15 @@ FOLDERS = {
     ".opencode": "opencode",
     ".windsurf": "Windsurf",
     ".clinerules": "Cline",
+    ".roo": "Roo Code",
+    ".kiro": "Kiro",
+    ".continue": "Continue",
+    ".junie": "Junie",
 }
 # A file of one of these names, in any folder: an agent reads it as instructions.
 FILES = {
     "agents.md": "Codex, Copilot and others",
+    "agents.override.md": "Codex",
     "agent.md": "agents that read AGENT.md",
     "claude.md": "Claude Code",
     "claude.local.md": "Claude Code",
@@ -55,6 +60,7 @@ def agent_homes() -> list[tuple[Path, str]]:
     homes = [(PLUGIN_DIR, "memdex's Claude Code plugin")]
     homes += [(Path.home() / name, agent) for name, agent in FOLDERS.items() if name != ".github"]
     for variable, agent, under in (
+        ("XDG_CONFIG_HOME", "opencode", "opencode"),
         ("CLAUDE_CONFIG_DIR", "Claude Code", ""),
         ("CODEX_HOME", "Codex", ""),
         ("GEMINI_CLI_HOME", "Gemini CLI", ".gemini"),
@@ -69,8 +75,11 @@ def agent_homes() -> list[tuple[Path, str]]:
 def refusal(path: str | os.PathLike[str]) -> str | None:
     """Why memdex must not write ``path`` (a file or a folder), or None: the agent's folder or
     instruction file it lies in or is."""
-    given = Path(os.path.abspath(Path(path).expanduser()))
-    for candidate in dict.fromkeys((given, Path(os.path.realpath(given)))):
+    given = Path(path).expanduser()
+    # realpath of the path as given: the OS follows a symlink before "..", so "link/../x" is
+    # beside the link's target, not beside the link (abspath would drop "link/.." as text)
+    resolved = Path(os.path.realpath(given))
+    for candidate in dict.fromkeys((Path(os.path.abspath(given)), resolved)):
         why = _refusal(candidate)
         if why:
             return why

@@ -69,14 +69,14 @@ class Index:
     def index(self, *paths: str | os.PathLike[str], **options: Any) -> dict[str, Any]:
         """Index files and folders (every root indexed before, if none is given), as ``memdex
         index`` does: as the only writer, or through a running watcher. Options: ``kind``,
-        ``scope``, ``max_file_size`` (bytes), ``chunk_tokens``, ``keep_deleted``, ``progress``
-        (called as ``progress(done, total)``). Returns the report ``memdex index --json``
-        prints."""
+        ``scope``, ``max_file_size`` (bytes), ``chunk_tokens``, ``keep_deleted``,
+        ``keep_secrets``, ``progress`` (called as ``progress(done, total)``). Returns the
+        report ``memdex index --json`` prints."""
         from memdex.watch.handoff import index_exclusive
 
         progress = options.pop("progress", None)
         request = {"paths": [os.path.abspath(os.path.expanduser(p)) for p in paths], **options}
-        for name in ("kind", "scope", "max_file_size", "chunk_tokens", "keep_deleted"):
+        for name in ("kind", "scope", "max_file_size", "chunk_tokens", "keep_deleted", "keep_secrets"):
             request.setdefault(name, None)
         return index_exclusive(self.path, request, progress=progress)
 

@@ -65,8 +65,14 @@ def write_results(conn: sqlite3.Connection, target: str, query: str, markdown: s
     """Write the results as markdown: to ``target``, or, when it is a folder, to a new
     timestamped file in it. Returns the path written."""
     when = now()
-    path = Path(target).expanduser()
-    folder = path if path.is_dir() or target.endswith(("/", os.sep)) else path.parent
+    given = Path(target).expanduser()
+    # Checked and written as the OS resolves it: "link/../x.md" lies beside the link's target.
+    # A results file itself is not followed if it is a symlink (atomic_write replaces it).
+    if given.is_dir() or target.endswith(("/", os.sep)):
+        path = folder = Path(os.path.realpath(given))
+    else:
+        path = Path(os.path.realpath(given.parent)) / given.name
+        folder = path.parent
     _not_in_a_root(conn, folder if folder == path else path, "--output-file", target)
     _not_for_agents(folder if folder == path else path, "--output-file", target)
     head = f"<!-- memdex {__version__}, {when.isoformat()}, query: {_comment(query)} -->\n\n"
@@ -143,7 +149,7 @@ def retrieve(
     """Copy each source into ``target`` (markdown kinds: the file; conversations: the passages)
     until ``max_tokens`` would be passed; write ``manifest.json``; return the manifest."""
     allowed = roots(conn)
-    folder = Path(target).expanduser()
+    folder = Path(os.path.realpath(Path(target).expanduser()))  # as the OS resolves it (write_results)
     _not_in_a_root(conn, folder, "--retrieve", target)
     _not_for_agents(folder, "--retrieve", target)
     try:

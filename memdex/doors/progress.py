@@ -73,7 +73,8 @@ class Progress:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.label, self.unit, self.clock = label, unit, clock
-        self.terminal = sys.stderr.isatty() if terminal is None else terminal
+        self.terminal = _isatty() if terminal is None else terminal
+        self.broken = sys.stderr is None  # stderr closed (2>&-), or its reader gone: say nothing more
         every = interval()
         self.every = min(REDRAW, every) if self.terminal else every
         self.first = min(FIRST_DRAW, every) if self.terminal else every
@@ -117,11 +118,20 @@ class Progress:
 
     def _write(self, line: str) -> None:
         if self.terminal:  # over the last line, its leftovers blanked
-            sys.stderr.write("\r" + line.ljust(self.width))
+            self._say("\r" + line.ljust(self.width))
             self.width = len(line)
         else:
-            sys.stderr.write(line + "\n")
-        sys.stderr.flush()
+            self._say(line + "\n")
+
+    def _say(self, text: str) -> None:
+        "Write to stderr; progress is never worth failing the work for (a closed or broken pipe)."
+        if self.broken:
+            return
+        try:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        except (OSError, ValueError):  # EPIPE, or a closed file
+            self.broken = True
 
     def end(self) -> None:
         "The work is over: a line drawn on the terminal is left as it is, the cursor after it"
@@ -129,9 +139,15 @@ class Progress:
 
     def _end_line(self) -> None:
         if self.terminal and self.width:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+            self._say("\n")
             self.width = 0
+
+
+def _isatty() -> bool:
+    try:
+        return sys.stderr is not None and sys.stderr.isatty()
+    except ValueError:  # closed
+        return False
 
 
 @contextmanager

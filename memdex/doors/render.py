@@ -109,13 +109,10 @@ def _left_out_text(left: list[dict[str, Any]], shown: int = 5) -> str:
     tokens = sum(x["estimated_tokens"] for x in left)
     named = []
     for x in left[:shown]:
-        messages = x["messages"]
-        said = (
-            f", {'message' if len(messages) == 1 else 'messages'} {', '.join(map(str, messages[:6]))}"
-            if messages
-            else ""
-        )
-        named.append(f"{x['title']} (id {x['id']}{said}{', …' if len(messages) > 6 else ''})")
+        messages = [n + 1 for n in x["messages"]]  # 1-based, as a location's "(messages 2-5)"
+        listed = ", ".join(map(str, messages[:6])) + (", …" if len(messages) > 6 else "")
+        said = f", {'message' if len(messages) == 1 else 'messages'} {listed}" if messages else ""
+        named.append(f"{x['title']} (id {x['id']}{said})")
     more = f" and {len(left) - shown} more" if len(left) > shown else ""
     return (
         f"Left out by the --max-tokens budget (about {tokens:,} tokens more): {'; '.join(named)}{more}."
@@ -225,6 +222,8 @@ def status_text(info: dict[str, Any]) -> str:
     if "server" in info:
         lines.append(_server_line(info["server"]))
     lines.append(_semantic_line(info["semantic"]))
+    if "secrets" in info:
+        lines.append(_secrets_line(info["secrets"]))
     lines.append("Roots:" if info["roots"] else "Roots: none yet (run `memdex index PATH`)")
     for r in info["roots"]:
         orphans = f", {_n(r['orphans'])} in no index (memdex lint)" if r.get("orphans") else ""
@@ -258,11 +257,23 @@ def roots_text(roots: list[dict[str, Any]]) -> str:
 
 
 def _deleted(root: dict[str, Any]) -> str:
-    "What a root keeps of deleted files, and whether it was told to (--keep-deleted or not)."
+    """What a root keeps of deleted files, and whether it was told to (--keep-deleted or not);
+    and that it keeps secrets, when it does (--keep-secrets)."""
     told = root.get("keep_deleted")
     setting = "" if told is None else " (keeps deleted files)" if told else " (drops deleted files)"
     kept = f", {_n(root['source_deleted'])} source deleted" if root.get("source_deleted") else ""
-    return kept + setting
+    secrets = " (keeps secrets: --keep-secrets)" if root.get("keep_secrets") else ""
+    return kept + setting + secrets
+
+
+def _secrets_line(secrets: dict[str, Any]) -> str:
+    "`memdex status`: the secrets masked before they reached the index, by kind."
+    line = f"Secrets masked: {_n(secrets['masked'])} in {_count(secrets['documents'], 'document')}"
+    if secrets["by_kind"]:
+        line += " (" + ", ".join(f"{k['kind']} {_n(k['masked'])}" for k in secrets["by_kind"]) + ")"
+    if secrets["kept_by_roots"]:
+        line += f"; kept as typed in {_count(len(secrets['kept_by_roots']), 'root')} (--keep-secrets)"
+    return line
 
 
 def purged_text(purged: dict[str, Any]) -> str:

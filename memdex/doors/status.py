@@ -33,6 +33,19 @@ def status(conn: sqlite3.Connection, db_path: Path) -> dict[str, Any]:
         "writer": writer_status(db_path),
         "server": server_status(db_path),
         "semantic": semantic_status(conn, counts["chunks"]),
+        "secrets": secrets_status(conn),
+    }
+
+
+def secrets_status(conn: sqlite3.Connection) -> dict[str, Any]:
+    """What was masked before it reached the index (memdex.secrets): how many secrets, in how
+    many documents, by kind; and the roots that keep theirs (``--keep-secrets``)."""
+    by_kind = [dict(r) for r in conn.execute(db.query("secrets_masked_by_kind"))]
+    return {
+        "masked": sum(k["masked"] for k in by_kind),
+        "documents": conn.execute(db.query("secrets_masked_documents")).fetchone()[0],
+        "by_kind": by_kind,
+        "kept_by_roots": [r["path"] for r in conn.execute(db.query("roots_all")) if r["keep_secrets"]],
     }
 
 
@@ -50,6 +63,7 @@ def list_roots(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     to or that claims it whole, else its files' one kind, else ``mixed``), ``holds`` (files
     per kind), files, documents, ``keep_deleted`` (true: it keeps the documents of files
     deleted from it; false: it drops them; null: not set, it keeps agents' session logs'),
+    ``keep_secrets`` (true: its secrets are indexed as typed; false: masked),
     ``source_deleted`` (documents it keeps so), ``errors`` (problems recorded: files and
     records), and ``state``: ``ok``, ``errors`` (some could not be indexed) or ``missing``
     (the path is gone; its documents are kept until it returns or is forgotten).
@@ -65,6 +79,7 @@ def list_roots(conn: sqlite3.Connection) -> list[dict[str, Any]]:
         root = dict(r)
         root["holds"] = json.loads(root["holds"] or "{}")
         root["keep_deleted"] = None if root["keep_deleted"] is None else bool(root["keep_deleted"])
+        root["keep_secrets"] = bool(root["keep_secrets"])
         root["kind"] = root_kind(root["kind"], root["detected_kind"], sorted(root["holds"]))
         missing = not os.path.exists(root["path"])
         root["state"] = "missing" if missing else "errors" if root["errors"] else "ok"

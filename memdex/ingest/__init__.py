@@ -35,8 +35,8 @@ RESUME = {
 }
 
 
-def _agent(name: str) -> KindTraits:
-    return KindTraits(session_log=True, resume=RESUME[name])
+def _agent(name: str, session_ids: bool = True) -> KindTraits:
+    return KindTraits(session_log=True, resume=RESUME[name], session_ids=session_ids)
 
 
 # name -> ("module:Class" that reads it, its traits): the one place a built-in kind's traits are
@@ -52,7 +52,7 @@ BUILT_IN: dict[str, tuple[str, KindTraits]] = {
     ),
     "archive": ("memdex.ingest.kinds.archive:ArchiveKind", KindTraits()),
     "memory": ("memdex.ingest.kinds.memory:MemoryKind", KindTraits(one_document_per_file=True)),
-    "aider": ("memdex.ingest.kinds.aider:AiderKind", _agent("aider")),
+    "aider": ("memdex.ingest.kinds.aider:AiderKind", _agent("aider", session_ids=False)),
     "note": ("memdex.ingest.kinds.note:NoteKind", KindTraits(one_document_per_file=True)),
     "text": ("memdex.ingest.kinds.plain:PlainKind", KindTraits(one_document_per_file=True)),
     "chatgpt": ("memdex.ingest.kinds.chatgpt:ChatGPTKind", KindTraits()),
@@ -108,9 +108,10 @@ def register(kind: SourceKind) -> SourceKind:
 
 
 def session_kinds() -> list[str]:
-    "The kinds whose files are agents' session logs (built in, and any registered and loaded)."
-    names = {name for name, (_, traits) in BUILT_IN.items() if traits.session_log}
-    names |= {name for name, kind in (_loaded or {}).items() if kind.traits().session_log}
+    """The kinds whose documents' keys are agents' session ids (built in, and any registered
+    and loaded): two documents of one of them with one key are copies of one session."""
+    names = {name for name, (_, traits) in BUILT_IN.items() if traits.session_ids}
+    names |= {name for name, kind in (_loaded or {}).items() if kind.traits().session_ids}
     return sorted(names)
 
 

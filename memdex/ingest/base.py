@@ -124,6 +124,10 @@ class KindTraits:
     # The command that resumes a session of this agent (Resume), where the agent has one: in
     # results (``resume``) and `memdex show --resume`.
     resume: Resume | None = None
+    # Its documents' keys are the agent's own session ids, the same wherever a copy of the log
+    # lies: two documents of this kind and one key are one session (migration 0012). Not so for
+    # Aider, whose key is the time its history starts.
+    session_ids: bool = False
 
 
 # Reading a session log on from where it stopped (ingest.sessions, appendable kinds).

@@ -58,6 +58,7 @@ class Options:
     max_file_size: int | None = None
     chunk_tokens: int | None = None
     keep_deleted: bool | None = None
+    keep_secrets: bool | None = None
 
 
 def index_paths(
@@ -69,6 +70,7 @@ def index_paths(
     max_file_size: int | None = None,
     chunk_tokens: int | None = None,
     keep_deleted: bool | None = None,
+    keep_secrets: bool | None = None,
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
 ) -> IndexReport:
@@ -80,6 +82,9 @@ def index_paths(
     :param chunk_tokens: bound of a chunk in estimated tokens (default: per kind)
     :param keep_deleted: keep the documents of files deleted from these roots (False: drop
         them); remembered per root. None: as set before, else kept for session logs only
+    :param keep_secrets: index these roots' secrets as they were typed (True), or mask them
+        (False, the default: ``memdex.secrets``); remembered per root, and a root whose
+        setting changes is read again in full. None: as set before, else masked
     :param progress: called as ``progress(done, total)`` per file of each root
     :param should_stop: checked between files; when it returns true the run commits what it
         has done and returns early (``report.stopped``)
@@ -88,7 +93,8 @@ def index_paths(
         get_kind(kind)
     if scope not in (None, "user", "project"):
         raise InvalidParameter(f"Unknown scope {scope!r}: use user or project.")
-    run = _Run(conn, Options(kind, scope, max_file_size, chunk_tokens, keep_deleted), progress, should_stop)
+    options = Options(kind, scope, max_file_size, chunk_tokens, keep_deleted, keep_secrets)
+    run = _Run(conn, options, progress, should_stop)
     roots, notes = roots_to_index(conn, [Path(os.path.abspath(p)) for p in paths], kind)
     run.report.notes += notes
 
@@ -247,15 +253,32 @@ class _Run:
         root_kind = None if forced else detect_root_kind(root)
         scope = self.options.scope or detect_scope(root)
         tokens = self.options.chunk_tokens
-        root_id, version, keep = self.writer.register_root(
-            str(root), forced, root_kind or "files", scope, tokens, self.options.keep_deleted
+        root_id, version, keep, keep_secrets = self.writer.register_root(
+            str(root),
+            forced,
+            root_kind or "files",
+            scope,
+            tokens,
+            self.options.keep_deleted,
+            self.options.keep_secrets,
         )
         self.writer.commit()
         self.report.roots.append({"path": str(root), "kind": forced or root_kind, "scope": scope})
         zones = Zones(root, root_kind, not forced)
         nested = nested_roots(str(root), self._all_roots())
         stale = version < INGEST_VERSION
-        return Root(root_id, root, forced, scope, zones, nested, tokens, stale=stale, keep_deleted=keep)
+        return Root(
+            root_id,
+            root,
+            forced,
+            scope,
+            zones,
+            nested,
+            tokens,
+            stale=stale,
+            keep_deleted=keep,
+            keep_secrets=keep_secrets,
+        )
 
     def known_root(self, row: dict[str, object], roots: list[dict[str, object]]) -> Root:
         "A root as it was registered by `memdex index` (for the watcher's changes)."
@@ -274,6 +297,7 @@ class _Run:
                 nested_roots(path, [str(r["path"]) for r in roots]),
                 tokens,
                 keep_deleted=keep,
+                keep_secrets=bool(row.get("keep_secrets")),
             )
         return self.roots[path]
 
@@ -519,7 +543,10 @@ class _Run:
             else set()
         )
         self.queue_write(
-            partial(self.writer.replace, root.id, found, kind.name, sha, stored, parsed), len(data)
+            partial(
+                self.writer.replace, root.id, found, kind.name, sha, stored, parsed, not root.keep_secrets
+            ),
+            len(data),
         )
         if stored is None:
             self.arrivals.add(found, sha)
@@ -577,7 +604,7 @@ class _Run:
             return True
         # Written now, not queued: if the document is not there to add to, read it whole.
         self.flush()
-        if not self.writer.append(root.id, stored, found, sha, appended, new_tail):
+        if not self.writer.append(root.id, stored, found, sha, appended, new_tail, not root.keep_secrets):
             return False
         self.writer.commit()
         self.report.updated += 1

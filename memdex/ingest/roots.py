@@ -77,6 +77,7 @@ class Root:
     chunk_tokens: int | None = None
     stale: bool = False  # last read by older parsers: unchanged files are read again
     keep_deleted: bool | None = None  # keep deleted files' documents; None: as their kind says
+    keep_secrets: bool = False  # index secrets as typed (--keep-secrets); else masked (memdex.secrets)
 
     @cached_property
     def is_dir(self) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,7 +21,9 @@ from memdex.ingest import INGEST_VERSION, sources
 from memdex.ingest.base import Appended, Tail
 from memdex.ingest.walk import Found
 from memdex.models import Chunk, Document, ParsedFile, est_tokens
+from memdex.secrets import mask_document
 from memdex.store import db
+from memdex.store.masking import mask_stored
 from memdex.tokens import index_text
 from memdex.utils import utc_stamp
 
@@ -97,10 +100,12 @@ class Writer:
         scope: str,
         chunk_tokens: int | None,
         keep_deleted: bool | None = None,
-    ) -> tuple[int, int, bool | None]:
-        """The root's id, the ingest version that last read it in full (0: never), and whether
-        it keeps deleted files' documents (None: as their kind says); ``keep_deleted`` None
-        leaves that as it was."""
+        keep_secrets: bool | None = None,
+    ) -> tuple[int, int, bool | None, bool]:
+        """The root's id, the ingest version that last read it in full (0: never: a root whose
+        ``keep_secrets`` changed is one), whether it keeps deleted files' documents (None: as
+        their kind says) and whether it keeps secrets; ``keep_deleted`` or ``keep_secrets``
+        None leaves that as it was."""
         with self.unit():
             params = {
                 "path": path,
@@ -109,12 +114,18 @@ class Writer:
                 "scope": scope,
                 "chunk_tokens": chunk_tokens,
                 "keep_deleted": keep_deleted,
+                "keep_secrets": keep_secrets,
                 "now": self.now,
                 "version": INGEST_VERSION,
             }
+            before = self.execute("root_keep_secrets", {"path": path}).fetchone()
             row = self.execute("root_upsert", params).fetchone()
+            if before is not None and before["keep_secrets"] and not row["keep_secrets"]:
+                # --mask-secrets after --keep-secrets: the files are read again (ingest_version
+                # 0), and what they no longer hold (files deleted and kept) is masked here.
+                mask_stored(self.conn, db.query, int(row["id"]))
             keeps = None if row["keep_deleted"] is None else bool(row["keep_deleted"])
-            return int(row["id"]), int(row["ingest_version"]), keeps
+            return int(row["id"]), int(row["ingest_version"]), keeps, bool(row["keep_secrets"])
 
     def root_indexed(self, root_id: int) -> None:
         with self.unit():
@@ -181,9 +192,17 @@ class Writer:
             self._refresh_topics(targets)
 
     def replace(
-        self, root_id: int, found: Found, kind: str, sha: str, stored: StoredFile | None, parsed: ParsedFile
+        self,
+        root_id: int,
+        found: Found,
+        kind: str,
+        sha: str,
+        stored: StoredFile | None,
+        parsed: ParsedFile,
+        mask: bool = True,
     ) -> None:
-        "Write a parsed file in place of its previous version, keeping document ids."
+        """Write a parsed file in place of its previous version, keeping document ids; with
+        ``mask`` (its root does not keep secrets), every secret in its text masked first."""
         with self.unit():
             params = {
                 "root_id": root_id,
@@ -232,7 +251,7 @@ class Writer:
             whole_text = not (source is not None and source.appendable)
             for doc in parsed.documents:
                 doc.key = _unique(doc.key, keys)
-                self._insert_document(file_id, str(found.path), doc, old_ids.get(doc.key), whole_text)
+                self._insert_document(file_id, str(found.path), doc, old_ids.get(doc.key), whole_text, mask)
             self.execute("error_delete", {"path": str(found.path)})
             self.execute("record_errors_delete_of_file", {"file_id": file_id})
             for record, reason in parsed.skipped:
@@ -262,11 +281,20 @@ class Writer:
         self.execute("file_tail_upsert", params)
 
     def append(
-        self, root_id: int, stored: StoredFile, found: Found, sha: str, appended: Appended, tail: Tail
+        self,
+        root_id: int,
+        stored: StoredFile,
+        found: Found,
+        sha: str,
+        appended: Appended,
+        tail: Tail,
+        mask: bool = True,
     ) -> bool:
-        """Add what a session log gained to its document: new chunks, its fields moved on.
-        False when the document is not there to add to (the caller reads the file whole)."""
+        """Add what a session log gained to its document: new chunks, its fields moved on (with
+        ``mask``, their secrets masked). False when the document is not there to add to (the
+        caller reads the file whole)."""
         doc = appended.document
+        masked = mask_document(doc) if mask else None
         with self.unit():
             row = self.execute("document_by_file_key", {"file_id": stored.id, "key": doc.key}).fetchone()
             if row is None:
@@ -286,6 +314,7 @@ class Writer:
             rows = self._chunk_rows(doc_id, doc.chunks, next_seq)
             self.conn.executemany(db.query("chunk_insert"), rows)
             self.conn.executemany(db.query("chunks_fts_insert"), rows)
+            self._count_secrets(doc_id, masked)
             self.execute(
                 "file_update",
                 {
@@ -326,8 +355,15 @@ class Writer:
             self.execute("document_set_topics", {"id": document_id, "topics": topics_json(topics)})
 
     def _insert_document(
-        self, file_id: int, path: str, doc: Document, doc_id: int | None, whole_text: bool = True
+        self,
+        file_id: int,
+        path: str,
+        doc: Document,
+        doc_id: int | None,
+        whole_text: bool = True,
+        mask: bool = True,
     ) -> None:
+        masked = mask_document(doc) if mask else None
         topics = [(t, s, None, None) for t, s in doc.topics]
         for r in self.execute("links_to_target", {"target": path}):
             topics += [(k, "index", r["file_id"], r["line"]) for k in json.loads(r["keywords"])]
@@ -371,10 +407,19 @@ class Writer:
         rows = self._chunk_rows(int(doc_id or 0), doc.chunks)
         self.conn.executemany(db.query("chunk_insert"), rows)
         self.conn.executemany(db.query("chunks_fts_insert"), rows)
+        self._count_secrets(int(doc_id or 0), masked)
         if rows and whole_text:
             # the tokens of the text the document_bodies view joins (a token never spans a line)
             body = " ".join(f"{r['heading_words']} {r['text_words']}" for r in rows)
             self.execute("document_body_insert", {"document_id": doc_id, "body": body})
+
+    def _count_secrets(self, doc_id: int, masked: Counter[str] | None) -> None:
+        "What was masked in a document, by kind, for `memdex status`."
+        if masked:
+            self.conn.executemany(
+                db.query("secrets_masked_add"),
+                [{"document_id": doc_id, "kind": k, "count": n} for k, n in masked.items()],
+            )
 
     def _chunk_rows(self, doc_id: int, chunks: list[Chunk], first_seq: int = 0) -> list[dict[str, object]]:
         """Chunk rows with their ids given here (past every id the sequence has seen), so the

@@ -26,6 +26,7 @@ from typing import Any
 from memdex.errors import InvalidParameter, MemdexError
 from memdex.ingest import traits_of
 from memdex.models import est_tokens
+from memdex.secrets import mask
 from memdex.store import db
 from memdex.store.paths import open_inside, roots
 
@@ -242,7 +243,9 @@ def _text(conn: sqlite3.Connection, doc: sqlite3.Row) -> tuple[str, str, list[_B
     if traits_of(doc["kind"]).one_document_per_file and doc["deleted_at"] is None:
         try:
             with open_inside(doc["path"], roots(conn)) as f:  # OutsideRoots if it resolves elsewhere
-                return f.read().decode("utf-8", "replace"), "file", []
+                text = f.read().decode("utf-8", "replace")
+            # masked as the index is (unless its root keeps secrets), its lines where they were
+            return text if doc["keep_secrets"] else mask(text, keep_lines=True).text, "file", []
         except OSError:
             pass  # gone or unreadable since it was indexed: the index still has its text
     chunks = conn.execute(db.query("hit_chunks"), {"ids": json.dumps([doc["id"]])}).fetchall()

@@ -203,7 +203,7 @@ FEEDBACK_MASS = 2.0
 # Tried and dropped: the whole cost of a unit (its context too) instead of its message (LoCoMo
 # 0.844 at 100, 0.861 at 300); every conversation's best unit before any second one (chats 0.800,
 # LoCoMo 0.847, LongMemEval 0.616: weak conversations took the result limit); short units in a
-# first pass (a cliff: 0.829 at 300 tokens, nothing at 250 or 350).
+# first pass (a cliff: 0.829 at 300 tokens, 0.777 at 450). docs/benchmarks/notes.md has them all.
 LONG_MESSAGE = 125
 PERSON_ROLES = {"user"}
 

@@ -280,7 +280,9 @@ def _chunk_info(c: sqlite3.Row, score: float) -> dict[str, Any]:
 def left_out(conn: sqlite3.Connection, left: list[LeftOut]) -> list[dict[str, Any]]:
     """What a chunk search's budget passed over, best first, as a result says it: each
     document's id, title and key, the messages not shown (a conversation's) and about how many
-    tokens showing them would take: what to ``memdex show`` or how far to raise the budget."""
+    tokens showing them would take: what to ``memdex show`` or how far to raise the budget.
+    Message numbers are 0-based, as a window's ``matched`` and ``msg_start``; the text says
+    them 1-based, as a location does."""
     if not left:
         return []
     rows = {

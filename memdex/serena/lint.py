@@ -29,7 +29,7 @@ warning
 A skill row is a row of a domain index that points at memories; routing rows (every row of
 memory-index.md, and rows that point at other indexes) have no keyword count or naming rule.
 The three ADR-017 format rules are warnings because the real corpora it was written for break
-them by the hundred (see the README); ``--strict`` makes warnings blocking too, and
+them by the hundred (see docs/measured.md); ``--strict`` makes warnings blocking too, and
 ``--ignore CODE`` leaves a rule out. Nothing is written to the folder.
 """
 

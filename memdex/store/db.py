@@ -15,7 +15,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from memdex import tokens
+from memdex import secrets, tokens
 from memdex.errors import DatabaseError, IndexNotFound, MigrationNeeded, SchemaError
 from memdex.utils import utc_stamp
 
@@ -319,7 +319,7 @@ def migrate(conn: sqlite3.Connection, *, apply: bool = True) -> list[str]:
             "This SQLite file is not a memdex index (it has tables memdex did not create). "
             "Point --db at a new file."
         )
-    if current == latest and _tokens_current(conn):
+    if current == latest and _tokens_current(conn) and _secrets_current(conn):
         return []
     if not apply:
         raise MigrationNeeded(
@@ -329,6 +329,10 @@ def migrate(conn: sqlite3.Connection, *, apply: bool = True) -> list[str]:
             else "This index's full-text tables were built with other word rules than this memdex's "
             f"({tokens.IDENTITY}), and it cannot be written here to build them again; run "
             "`memdex index` (or any memdex command) once where it can be."
+            if not _tokens_current(conn)
+            else f"This index's text was not masked with this memdex's secret rules ({secrets.IDENTITY}), "
+            "and it cannot be written here to mask it; run `memdex index` (or any memdex command) "
+            "once where it can be."
         )
     applied = []
     with transaction(conn):
@@ -349,6 +353,10 @@ def migrate(conn: sqlite3.Connection, *, apply: bool = True) -> list[str]:
             applied.append(name)
         if not _tokens_current(conn):
             _rebuild_full_text(conn)
+        if not _secrets_current(conn):
+            from memdex.store.masking import mask_index  # rarely: not on every command's start
+
+            mask_index(conn, query)
     return applied
 
 
@@ -359,6 +367,15 @@ def _tokens_current(conn: sqlite3.Connection) -> bool:
     except sqlite3.OperationalError:  # before migration 0011: no tokenizer table yet
         return False
     return row is not None and row[0] == tokens.IDENTITY
+
+
+def _secrets_current(conn: sqlite3.Connection) -> bool:
+    "Was the stored text masked with this memdex's secret rules (``secrets.IDENTITY``)?"
+    try:
+        row = conn.execute(query("secret_rules_identity")).fetchone()
+    except sqlite3.OperationalError:  # before migration 0013: no secret_rules table yet
+        return False
+    return row is not None and row[0] == secrets.IDENTITY
 
 
 def _rebuild_full_text(conn: sqlite3.Connection) -> None:

@@ -99,6 +99,7 @@ def run_request(
             max_file_size=request.get("max_file_size"),
             chunk_tokens=request.get("chunk_tokens"),
             keep_deleted=request.get("keep_deleted"),
+            keep_secrets=request.get("keep_secrets"),
             progress=progress,
         )
     else:

@@ -8,3 +8,8 @@
 ALTER TABLE documents ADD COLUMN copy_of INTEGER;
 CREATE INDEX documents_kind_key ON documents(kind, key);
 CREATE INDEX documents_copies ON documents(copy_of) WHERE copy_of IS NOT NULL;
+-- A copy whose kept document is deleted (its root forgotten, its file purged) is a result
+-- again at once, as the next index run would mark it.
+CREATE TRIGGER documents_ad_copies AFTER DELETE ON documents BEGIN
+    UPDATE documents SET copy_of = NULL WHERE copy_of = old.id;
+END;

@@ -1,4 +1,4 @@
-SELECT id, path, kind, detected_kind, scope, chunk_tokens, keep_deleted, added_at, indexed_at,
+SELECT id, path, kind, detected_kind, scope, chunk_tokens, keep_deleted, keep_secrets, added_at, indexed_at,
     ingest_version,
     (SELECT count(*) FROM files WHERE files.root_id = roots.id) AS files,
     (SELECT count(*) FROM documents JOIN files ON files.id = documents.file_id

@@ -7,7 +7,7 @@ SELECT r.id, r.path, r.kind, r.detected_kind, r.scope, r.chunk_tokens, r.added_a
     (SELECT count(*) FROM files f WHERE f.root_id = r.id) AS files,
     (SELECT count(*) FROM documents d JOIN files f ON f.id = d.file_id WHERE f.root_id = r.id)
         AS documents,
-    r.keep_deleted,
+    r.keep_deleted, r.keep_secrets,
     (SELECT count(*) FROM documents d JOIN files f ON f.id = d.file_id
         WHERE f.root_id = r.id AND f.deleted_at IS NOT NULL) AS source_deleted,
     (SELECT count(*) FROM ingest_errors e WHERE e.root_id = r.id)

@@ -39,6 +39,13 @@ from memdex.store import db
     "(default: only agents' session logs); remembered per root.",
 )
 @click.option(
+    "--keep-secrets/--mask-secrets",
+    default=None,
+    help="Index the secrets in these PATHs as they were typed, instead of masking them "
+    "(the default: API keys, tokens, private keys and passwords become [secret:KIND], see "
+    "docs/secrets.md); remembered per root.",
+)
+@click.option(
     "--agents",
     is_flag=True,
     help="Also index the coding agents' session folders that exist in their default "
@@ -55,6 +62,7 @@ def index(
     max_file_size: float | None,
     chunk_tokens: int | None,
     keep_deleted: bool | None,
+    keep_secrets: bool | None,
     agents: bool,
     as_json: bool,
     quiet: bool,
@@ -65,6 +73,8 @@ def index(
     except agents' session logs (Claude Code deletes its own after 30 days), or every file
     of a root indexed with --keep-deleted: those stay searchable, marked 'source deleted'
     (`memdex roots purge-deleted` drops them). A file that moved is not deleted.
+    Secrets (API keys, tokens, private keys, passwords) are masked before they are indexed,
+    unless a root is indexed with --keep-secrets.
     Files that cannot be read are skipped, recorded and listed on stderr -- once: a problem
     found by an earlier run, in a file unchanged since, is counted in one line and listed
     by `memdex status`. A root that is gone is a warning (`memdex roots remove` forgets
@@ -98,9 +108,21 @@ def index(
                 "Nothing to index yet: give a PATH, e.g. `memdex index ~/notes`, or "
                 "`memdex index --agents` for the coding agents' sessions on this machine."
             )
-        if keep_deleted is not None:
-            flag = "--keep-deleted" if keep_deleted else "--no-keep-deleted"
-            raise click.UsageError(f"{flag} is remembered per root: give the PATHs it is for.")
+        for told, flag in ((keep_deleted, "--keep-deleted"), (keep_secrets, "--keep-secrets")):
+            if told is not None:
+                flag = (
+                    flag
+                    if told
+                    else flag.replace("--keep-", "--no-keep-" if "deleted" in flag else "--mask-")
+                )
+                raise click.UsageError(f"{flag} is remembered per root: give the PATHs it is for.")
+    if keep_secrets:
+        click.echo(
+            "memdex: warning: --keep-secrets: the API keys, tokens and passwords in these roots are "
+            "indexed as typed, and every search, `memdex show` and `memdex serve --http` can hand "
+            "them out; `--mask-secrets` masks them again.",
+            err=True,
+        )
     request = {
         "paths": [os.path.abspath(p) for p in paths],
         "kind": kind,
@@ -108,6 +130,7 @@ def index(
         "max_file_size": int(max_file_size * 1024 * 1024) if max_file_size else None,
         "chunk_tokens": chunk_tokens,
         "keep_deleted": keep_deleted,
+        "keep_secrets": keep_secrets,
     }
     with shown("Indexing", "files", quiet) as progress:
         report = index_exclusive(

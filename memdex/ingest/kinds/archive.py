@@ -8,7 +8,7 @@ fails the whole archive, naming the file and the column, and the last good versi
 A chunk file that is missing is reported as a skipped record; the rest is indexed.
 
 COLUMNS lists the accepted names of each column (matched case-insensitively; unknown columns
-of chat_index are kept as metadata); the README documents them.
+of chat_index are kept as metadata); docs/indexing.md documents them.
 """
 
 from __future__ import annotations

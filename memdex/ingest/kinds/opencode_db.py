@@ -13,7 +13,9 @@ permissions) are never read.
   would miss what sits in the write-ahead log), in one read transaction, which in WAL mode
   neither blocks OpenCode's writes nor is blocked by them. A database that stays busy
   (locked by a checkpoint in exclusive mode, a recovery) is retried briefly, then reported
-  and read again at its next change.
+  and read again at its next change. Reading writes nothing to the database; like any reader of
+  a WAL database, SQLite makes an empty ``-wal`` and a ``-shm`` beside it when OpenCode has
+  not (docs/opencode.md).
 - A change is known by the stat of the file and its ``-wal`` together (a commit lands in the
   WAL, not in the file, until a checkpoint); the watcher's events on the ``-wal`` are the
   database's (``companions``).

@@ -1,0 +1,1 @@
+UPDATE secret_rules SET identity = :identity WHERE id = 1

@@ -1,0 +1,1 @@
+UPDATE topics SET topic = :masked WHERE document_id = :document_id AND topic = :topic
