@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 from memdex.errors import InvalidParameter, MemdexError
 from memdex.query.meaning import blas_pinned
 from memdex.query.meaning.model import ModelSpec
-from memdex.query.meaning.weights import MASKED, TINY, BertWeights, Linear, load_weights, word_rows
+from memdex.query.meaning.weights import MASKED, TINY, BertWeights, Linear, load_weights
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -133,9 +133,7 @@ def forward_numpy(weights: BertWeights, spec: ModelSpec, ids: IntArray, mask: In
     batch, width = ids.shape
     heads = spec.num_heads
     eps = spec.layer_norm_eps
-    x = word_rows(
-        weights, ids.reshape(-1)
-    )  # one row per token: the linear layers are then one matrix product
+    x = weights.word[ids.reshape(-1)]  # one row per token: the linear layers are then one matrix product
     x += np.tile(weights.position[:width], (batch, 1))
     x = _layer_norm(x, weights.norm, weights.norm_bias, eps)
     padding = ((1 - mask) * MASKED).astype(np.float32)[:, None, None, :]

@@ -13,9 +13,10 @@ import json
 import os
 import re
 import stat
+import struct
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 from memdex.errors import InvalidParameter, MemdexError
 
@@ -231,17 +232,18 @@ def model_name(path: Path) -> str:
 
     The hash covers the configuration files, the tokenizer, and the weights' size, first 64 KiB
     (the tensor index) and last MiB; reading all the weights would cost more than loading them.
-    A packed model's weights are not its source's, so neither is its name: vectors of the two
-    are never taken for each other.
+    A packed model (packaged.py) runs its source's int8 forward pass on the same tensors, so its
+    vectors are its source's at int8, bit for bit: its name is its source's, recorded in its file.
     """
+    packed = path / PACKED_WEIGHTS
+    if not (path / WEIGHTS_FILE).is_file() and packed.is_file():
+        return _packed_name(packed)
     digest = hashlib.sha256()
     for relative in _IDENTITY_FILES:
         file = path / relative
         if file.is_file():
             digest.update(relative.encode() + b"\0" + file.read_bytes() + b"\0")
     weights = path / WEIGHTS_FILE
-    if not weights.is_file():
-        weights = path / PACKED_WEIGHTS  # a packed model: its int8 weights decide its vectors
     if weights.is_file():
         size = weights.stat().st_size
         with weights.open("rb") as stream:
@@ -249,6 +251,31 @@ def model_name(path: Path) -> str:
             stream.seek(max(0, size - (1 << 20)))
             digest.update(stream.read())
     return f"{_base_name(path)}-{digest.hexdigest()[:12]}"
+
+
+def _packed_name(file: Path) -> str:
+    "The name a packed model's file records: its source model's (packaged.build)"
+    try:
+        with open(file, "rb") as stream:
+            header, _ = safetensors_header(stream, os.fstat(stream.fileno()).st_size)
+        name = (header.get("__metadata__") or {})["name"]
+    except (OSError, ValueError, KeyError, TypeError, struct.error) as error:
+        raise MemdexError(f"Cannot read model file {file}: {error}; reinstall memdex.") from None
+    if not isinstance(name, str) or not name:
+        raise MemdexError(f"Model file {file} records no model name; reinstall memdex.")
+    return name
+
+
+def safetensors_header(stream: BinaryIO, size: int) -> tuple[dict[str, Any], int]:
+    """The JSON header of a safetensors file open at its start (``size`` bytes), and its length:
+    an 8-byte little-endian length, then the header (tensors' names, dtypes, shapes, offsets)."""
+    (header_size,) = struct.unpack("<Q", stream.read(8))
+    if header_size > size - 8:
+        raise ValueError(f"header of {header_size} bytes in a file of {size}")
+    header = json.loads(stream.read(header_size))
+    if not isinstance(header, dict):
+        raise ValueError("the header is not a JSON object")
+    return header, header_size
 
 
 def default_prefixes(name: str) -> tuple[str, str]:

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memdex.query.meaning.model import ModelSpec
-from memdex.query.meaning.weights import MASKED, TINY, BertWeights, FloatArray, Linear, dense_word
+from memdex.query.meaning.weights import MASKED, TINY, BertWeights, FloatArray, Linear
 
 _Chunks = list[bytes | memoryview]
 _ELEMENT_TYPES = {  # TensorProto.DataType
@@ -174,7 +174,7 @@ def build_onnx_model(weights: BertWeights, spec: ModelSpec) -> bytes:
     positions = g.op("Slice", g.constant(weights.position, "position_embeddings"), zero, width, zero)
     x = g.op(
         "Add",
-        g.op("Gather", g.constant(dense_word(weights), "word_embeddings"), "input_ids", axis=0),
+        g.op("Gather", g.constant(weights.word, "word_embeddings"), "input_ids", axis=0),
         positions,
     )
     x = g.op("Reshape", layer_norm(x, weights.norm, weights.norm_bias), rows)

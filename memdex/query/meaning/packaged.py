@@ -2,12 +2,11 @@
 file small enough to ship inside the package (memdex/models/, docs/model.md).
 
 The linear layers are exactly the int8 weights memdex makes of a model's ``model.safetensors``
-and caches (weights.py: per output column, query pre-scaled, (in, out)), and the norms, biases
-and position embeddings are its float32 ones. The word embeddings, float32 in the source (47 MB
-of all-MiniLM-L6-v2's 87), are quantised too, one step per row: the file is then 22 MB instead
-of 58. That makes the vectors differ from the source's at int8 about as much as the source's own
-int8 and fp32 vectors differ (cosine 0.998 on SciFact; docs/model.md), so a packed model's name
-is its own: its vectors are never taken for the source's.
+and caches (weights.py: per output column, query pre-scaled, (in, out)), and the word and
+position embeddings, norms and biases are its float32 ones. So its vectors are the source's at
+int8, bit for bit, and so is its name (model.model_name reads it from the file): an index
+embedded with either is searched by the other. Quantising the word embeddings too would halve
+the file (24 MB instead of 59) but moves the vectors and lowered two eval sets (docs/model.md).
 
 Loading maps the file and uses its tensors in place: nothing is made or written, except the
 int8 values widened to float32 that the numpy backend multiplies (weights.load_weights does the
@@ -31,6 +30,7 @@ from memdex.query.meaning.model import (
     PACKED_WEIGHTS,
     ModelSpec,
     load_spec,
+    model_name,
 )
 from memdex.query.meaning.weights import (
     LINEARS,
@@ -40,12 +40,11 @@ from memdex.query.meaning.weights import (
     _cached_linears,
     _widen,
     load_weights,
-    quantize_columns,
     read_safetensors,
     write_safetensors,
 )
 
-FORMAT = "memdex-packed-int8-1"  # change it when the file's layout changes
+FORMAT = "memdex-packed-int8-2"  # change it when the file's layout changes
 # The files of a model folder a packed model keeps as they are (what load_spec reads)
 CONFIG_FILES = (
     "config.json",
@@ -59,13 +58,11 @@ _NORMS = ("attn_norm", "attn_norm_bias", "out_norm", "out_norm_bias")
 
 
 def pack(weights: BertWeights) -> dict[str, NDArray[Any]]:
-    "An int8 model's weights (weights.load_weights) as the packed file's tensors, word rows quantised"
+    "An int8 model's weights (weights.load_weights) as the packed file's tensors"
     if any(layer.qkv.scale is None or layer.qkv.weight.dtype != np.int8 for layer in weights.layers):
         raise MemdexError("Only a model's int8 weights can be packed (load them at precision int8).")
-    word, step = quantize_columns(np.asarray(weights.word, dtype=np.float32).T)  # a step per row
     tensors: dict[str, NDArray[Any]] = {
-        "word": np.ascontiguousarray(word.T),
-        "word.scale": step,
+        "word": np.ascontiguousarray(weights.word, dtype=np.float32),
         "position": weights.position,
         "norm": weights.norm,
         "norm_bias": weights.norm_bias,
@@ -125,7 +122,6 @@ def load_packed(spec: ModelSpec, widened: bool = False) -> BertWeights:
         raise MemdexError(f"Model file {file}: embeddings have shape {word.shape}, config says {spec.dim}")
     return BertWeights(
         word=word,
-        word_scale=tensor("word.scale"),
         position=tensor("position"),
         norm=tensor("norm"),
         norm_bias=tensor("norm_bias"),
@@ -167,7 +163,8 @@ def build(source: Path, destination: Path, license_file: Path | None = None) -> 
             (destination / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(spec.path / name, destination / name)
     (destination / PACKED_VOCAB).write_text(vocabulary, encoding="utf-8")
-    metadata = {"format": FORMAT, "layers": str(spec.num_layers), "source": spec.name}
+    # The vectors are the source's at int8, bit for bit: so is their name (model.model_name).
+    metadata = {"format": FORMAT, "layers": str(spec.num_layers), "name": model_name(spec.path)}
     write_safetensors(destination / PACKED_WEIGHTS, pack(load_weights(spec)), metadata)
     if license_file is not None:
         shutil.copyfile(license_file, destination / "LICENSE")
@@ -186,9 +183,8 @@ is: Apache License 2.0 (LICENSE).
 
 - Source: `model.safetensors` with sha256 `{weights_hash}`, and its configuration and
   tokenizer files, which are copied here unchanged.
-- Changes: the linear layers' weights are quantised to int8, one step per output column, and
-  the word embeddings to int8, one step per row; `{PACKED_WEIGHTS}` holds them with the
-  float32 biases, norms and position embeddings (token type 0 added). `{PACKED_VOCAB}` is the
-  tokenizer's vocabulary as memdex reads it.
-- memdex names its vectors `{packed.name}`; those of the source at int8 are `{source.name}`.
+- Changes: the linear layers' weights are quantised to int8, one step per output column;
+  `{PACKED_WEIGHTS}` holds them with the float32 word and position embeddings (token type 0
+  added), biases and norms. `{PACKED_VOCAB}` is the tokenizer's vocabulary as memdex reads it.
+- Its vectors are the source's run at int8, and memdex names them alike: `{packed.name}`.
 """

@@ -32,7 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memdex.errors import MemdexError
-from memdex.query.meaning.model import ModelSpec, derived_places
+from memdex.query.meaning.model import ModelSpec, derived_places, safetensors_header
 
 FloatArray = NDArray[np.float32]
 INT8_FORMAT = "memdex-int8-per-channel-1"  # change it when the quantisation changes: old copies are ignored
@@ -66,10 +66,7 @@ def read_safetensors(path: Path) -> tuple[dict[str, NDArray[Any]], dict[str, str
     try:
         with open(path, "rb") as stream:
             size = os.fstat(stream.fileno()).st_size
-            (header_size,) = struct.unpack("<Q", stream.read(8))
-            if header_size > size - 8:
-                raise ValueError(f"header of {header_size} bytes in a file of {size}")
-            header = json.loads(stream.read(header_size))
+            header, header_size = safetensors_header(stream, size)
             mapped = mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         metadata = header.pop("__metadata__", None) or {}
         tensors = {name: _tensor(mapped, 8 + header_size, size, about) for name, about in header.items()}
@@ -155,31 +152,11 @@ class LayerWeights:
 class BertWeights:
     "The tensors of a BERT encoder, arranged for the forward pass"
 
-    word: NDArray[Any]  # (vocabulary, hidden): a view of the model file; int8 in a packed model
+    word: FloatArray  # (vocabulary, hidden): a view of the model file
     position: FloatArray  # (positions, hidden), token type 0 already added: one sentence per text
     norm: FloatArray
     norm_bias: FloatArray
     layers: tuple[LayerWeights, ...]
-    word_scale: FloatArray | None = None  # each row's step when ``word`` is int8 (a packed model)
-
-
-def word_rows(weights: BertWeights, ids: NDArray[np.int64]) -> FloatArray:
-    "The word embeddings of these ids, float32 (a new array): a packed model's int8 rows times their steps"
-    rows: FloatArray = weights.word[ids]
-    if weights.word_scale is None:
-        return rows
-    rows = rows.astype(np.float32)
-    rows *= weights.word_scale[ids, None]
-    return rows
-
-
-def dense_word(weights: BertWeights) -> FloatArray:
-    "The whole word-embedding table as float32, as ``word_rows`` gives each row"
-    if weights.word_scale is None:
-        return weights.word
-    table: FloatArray = weights.word.astype(np.float32)
-    table *= weights.word_scale[:, None]
-    return table
 
 
 LINEARS = ("qkv", "attn_out", "up", "down")
