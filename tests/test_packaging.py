@@ -56,7 +56,7 @@ def test_wheel_contains_schema_and_sample_and_runs_the_demo(tmp_path: Path) -> N
 
 def test_from_the_wheel_alone_a_paraphrase_is_found_by_meaning_offline(tmp_path: Path) -> None:
     """`pip install memdex` searches by meaning with no network and no flag: the model is in the
-    wheel, and `memdex embed` with no --model runs it with an empty home and cache, no hub."""
+    wheel, and `memdex index` embeds with it, with an empty home and cache, no hub."""
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(tmp_path), str(REPO)],
         check=True,
@@ -103,9 +103,10 @@ def test_from_the_wheel_alone_a_paraphrase_is_found_by_meaning_offline(tmp_path:
         assert done.returncode == 0, done.stderr[-3000:]
         return done.stdout
 
-    memdex("index", str(notes))
-    report = json.loads(memdex("embed", "--json"))
-    assert report["model"].startswith("all-MiniLM-L6-v2-int8-") and report["embedded"] == 2
+    from memdex.query.meaning.model import load_spec, packaged_path
+
+    report = json.loads(memdex("index", str(notes), "--json"))["semantic"]  # words, then vectors
+    assert report["model"].startswith(load_spec(packaged_path()).name + "@") and report["embedded"] == 2
     found = json.loads(memdex("search", "when should vegetables get watered", "--json"))
     assert found["semantic"]["used"] is True
     assert found["results"][0]["path"].endswith("garden.md")

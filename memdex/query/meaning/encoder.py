@@ -28,7 +28,8 @@ from numpy.typing import NDArray
 from memdex.errors import InvalidParameter, MemdexError
 from memdex.query.meaning import blas_pinned
 from memdex.query.meaning.model import ModelSpec
-from memdex.query.meaning.weights import MASKED, TINY, BertWeights, Linear, load_weights
+from memdex.query.meaning.packaged import model_weights
+from memdex.query.meaning.weights import MASKED, TINY, BertWeights, Linear
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -264,7 +265,7 @@ class Encoder:
         self._controller: Any = None
         self._wordpiece: WordPiece | None = None
         self._wordpiece_looked = False
-        weights = load_weights(spec, widened=self.backend == "numpy")
+        weights = model_weights(spec, widened=self.backend == "numpy")
         if self.backend == "onnx":
             from memdex.query.meaning.onnx_graph import build_onnx_model  # a search never needs it
 

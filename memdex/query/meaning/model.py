@@ -34,7 +34,7 @@ REQUIRED_FILES = ("config.json", "tokenizer.json", "model.safetensors")
 WEIGHTS_FILE = "model.safetensors"
 # A packed model's weights (memdex/query/meaning/packaged.py): every tensor as the forward
 # pass runs it, at int8. A folder holds this file or WEIGHTS_FILE.
-PACKED_WEIGHTS = "memdex-int8.safetensors"
+PACKED_FILE = "memdex-int8.safetensors"
 PACKED_VOCAB = "memdex-wordpiece.txt"  # its vocabulary as wordpiece.py reads it
 # Files that decide the vectors besides the weights; their content keys the model's name.
 _IDENTITY_FILES = (
@@ -83,12 +83,12 @@ class ModelSpec:
     num_heads: int
     layer_norm_eps: float
     precision: Precision = "fp32"
-    weights_name: str = WEIGHTS_FILE  # PACKED_WEIGHTS for a packed model
+    weights_name: str = WEIGHTS_FILE  # PACKED_FILE for a packed model
 
     @property
     def packed(self) -> bool:
         "Is it a packed model (int8 weights made by memdex, no full-precision ones)?"
-        return self.weights_name == PACKED_WEIGHTS
+        return self.weights_name == PACKED_FILE
 
     @property
     def identity(self) -> str:
@@ -162,7 +162,7 @@ def resolve_model(name_or_path: str | None = None) -> Path:
     """
     if name_or_path is None:
         packaged = packaged_path()
-        if not (packaged / PACKED_WEIGHTS).is_file():
+        if not (packaged / PACKED_FILE).is_file():
             raise MemdexError(
                 f"The model memdex ships is missing from {packaged} (a broken install: reinstall "
                 f"memdex); or {_how_to_point()}."
@@ -235,7 +235,7 @@ def model_name(path: Path) -> str:
     A packed model (packaged.py) runs its source's int8 forward pass on the same tensors, so its
     vectors are its source's at int8, bit for bit: its name is its source's, recorded in its file.
     """
-    packed = path / PACKED_WEIGHTS
+    packed = path / PACKED_FILE
     if not (path / WEIGHTS_FILE).is_file() and packed.is_file():
         return _packed_name(packed)
     digest = hashlib.sha256()
@@ -390,8 +390,8 @@ def load_spec(path: Path | str, precision: Precision | None = None) -> ModelSpec
     if not path.is_dir():
         raise MemdexError(f"Model folder {path} does not exist; {_how_to_point()}.")
     weights_name = WEIGHTS_FILE
-    if not (path / WEIGHTS_FILE).is_file() and (path / PACKED_WEIGHTS).is_file():
-        weights_name = PACKED_WEIGHTS
+    if not (path / WEIGHTS_FILE).is_file() and (path / PACKED_FILE).is_file():
+        weights_name = PACKED_FILE
         if chosen != "int8":
             raise MemdexError(_packed_only(path, chosen))
     for required in REQUIRED_FILES:

@@ -26,8 +26,8 @@ from numpy.typing import NDArray
 
 from memdex.errors import MemdexError
 from memdex.query.meaning.model import (
+    PACKED_FILE,
     PACKED_VOCAB,
-    PACKED_WEIGHTS,
     ModelSpec,
     load_spec,
     model_name,
@@ -77,6 +77,11 @@ def pack(weights: BertWeights) -> dict[str, NDArray[Any]]:
         for name in _NORMS:
             tensors[f"{index}.{name}"] = getattr(layer, name)
     return tensors
+
+
+def model_weights(spec: ModelSpec, widened: bool = False) -> BertWeights:
+    "A model's weights as the encoder runs them: ``load_packed`` for a packed model, else ``load_weights``"
+    return load_packed(spec, widened) if spec.packed else load_weights(spec, widened)
 
 
 def load_packed(spec: ModelSpec, widened: bool = False) -> BertWeights:
@@ -142,7 +147,7 @@ class PackReport:
 
 def build(source: Path, destination: Path, license_file: Path | None = None) -> PackReport:
     """Pack the model in ``source`` (a folder with model.safetensors) into ``destination``:
-    its configuration and tokenizer as they are, PACKED_WEIGHTS, PACKED_VOCAB, a NOTICE.md
+    its configuration and tokenizer as they are, PACKED_FILE, PACKED_VOCAB, a NOTICE.md
     saying where it comes from and what was changed, and ``license_file`` as LICENSE."""
     from memdex.query.meaning.wordpiece import vocabulary_text
 
@@ -165,7 +170,7 @@ def build(source: Path, destination: Path, license_file: Path | None = None) -> 
     (destination / PACKED_VOCAB).write_text(vocabulary, encoding="utf-8")
     # The vectors are the source's at int8, bit for bit: so is their name (model.model_name).
     metadata = {"format": FORMAT, "layers": str(spec.num_layers), "name": model_name(spec.path)}
-    write_safetensors(destination / PACKED_WEIGHTS, pack(load_weights(spec)), metadata)
+    write_safetensors(destination / PACKED_FILE, pack(load_weights(spec)), metadata)
     if license_file is not None:
         shutil.copyfile(license_file, destination / "LICENSE")
     packed = load_spec(destination, "int8")
@@ -184,7 +189,7 @@ is: Apache License 2.0 (LICENSE).
 - Source: `model.safetensors` with sha256 `{weights_hash}`, and its configuration and
   tokenizer files, which are copied here unchanged.
 - Changes: the linear layers' weights are quantised to int8, one step per output column;
-  `{PACKED_WEIGHTS}` holds them with the float32 word and position embeddings (token type 0
+  `{PACKED_FILE}` holds them with the float32 word and position embeddings (token type 0
   added), biases and norms. `{PACKED_VOCAB}` is the tokenizer's vocabulary as memdex reads it.
 - Its vectors are the source's run at int8, and memdex names them alike: `{packed.name}`.
 """

@@ -183,9 +183,7 @@ def load_weights(spec: ModelSpec, widened: bool = False) -> BertWeights:
     widening them cost a search process 25 ms).
     """
     if spec.packed:
-        from memdex.query.meaning.packaged import load_packed
-
-        return load_packed(spec, widened)
+        raise MemdexError(f"{spec.path} is a packed model: packaged.model_weights reads it")
     file = spec.weights_file
     stored, _ = read_safetensors(file)
     raw = {_canonical(name): array for name, array in stored.items()}
