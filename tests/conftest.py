@@ -63,6 +63,9 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, session_cache:
     monkeypatch.setenv("MEMDEX_RAISE_ERRORS", "1")
     # No progress lines in what a test reads unless it asks (tests/test_progress.py does).
     monkeypatch.setenv("MEMDEX_PROGRESS_SECONDS", "3600")
+    # Words only after `memdex index` and in the watcher, unless a test asks for vectors
+    # (tests/test_meaning_default.py): embedding every small corpus would double the suite.
+    monkeypatch.setenv("MEMDEX_INDEX_SEMANTIC", "0")
     monkeypatch.delenv("MEMDEX_IGNORE", raising=False)
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "MEMDEX_MODEL"):
         monkeypatch.delenv(name, raising=False)

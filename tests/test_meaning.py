@@ -293,11 +293,16 @@ def test_embed_resumes_after_kill_9(tmp_path: Path, model_dir: Path) -> None:
 
 @pytest.mark.slow
 def test_the_watcher_embeds_what_it_writes(
-    sample: sqlite3.Connection, db_path: Path, sample_copy: Path, encoder: Encoder
+    sample: sqlite3.Connection,
+    db_path: Path,
+    sample_copy: Path,
+    encoder: Encoder,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     "With the watcher running, a new memory is found by meaning once its vectors follow its words."
     from .test_service import running
 
+    monkeypatch.delenv("MEMDEX_INDEX_SEMANTIC")  # the default: vectors follow the words
     embed(sample, encoder)
     model = vector_model(encoder.spec)
     with running(db_path) as service:

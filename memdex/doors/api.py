@@ -70,15 +70,24 @@ class Index:
         """Index files and folders (every root indexed before, if none is given), as ``memdex
         index`` does: as the only writer, or through a running watcher. Options: ``kind``,
         ``scope``, ``max_file_size`` (bytes), ``chunk_tokens``, ``keep_deleted``,
-        ``keep_secrets``, ``progress`` (called as ``progress(done, total)``). Returns the
-        report ``memdex index --json`` prints."""
+        ``keep_secrets``, ``progress`` (called as ``progress(done, total)``), ``semantic``
+        (then give new chunks vectors, as ``memdex index`` does: True unless
+        $MEMDEX_INDEX_SEMANTIC=0; a running watcher embeds instead). Returns the report
+        ``memdex index --json`` prints."""
+        from memdex.query.meaning import vectors_follow
+        from memdex.query.meaning.embed import embed_after_index
         from memdex.watch.handoff import index_exclusive
 
         progress = options.pop("progress", None)
+        semantic = options.pop("semantic", None)
         request = {"paths": [os.path.abspath(os.path.expanduser(p)) for p in paths], **options}
         for name in ("kind", "scope", "max_file_size", "chunk_tokens", "keep_deleted", "keep_secrets"):
             request.setdefault(name, None)
-        return index_exclusive(self.path, request, progress=progress)
+        handed: list[dict[str, Any]] = []
+        report = index_exclusive(self.path, request, progress=progress, on_handoff=handed.append)
+        if (vectors_follow() if semantic is None else semantic) and not handed:
+            report["semantic"] = embed_after_index(self.conn)
+        return report
 
     def search(self, query: str | SearchRequest, **options: Any) -> SearchResult:
         """Search, as ``memdex search`` does. ``query`` is the text (with ``options`` by the

@@ -165,6 +165,16 @@ def index_text(report: dict[str, Any]) -> str:
         + f"{_n(len(new))} skipped · {_count(report['documents'], 'document')} written "
         f"in {report['seconds']:.2f} s",
     ]
+    meaning = report.get("semantic")
+    if meaning and meaning.get("skipped"):
+        lines.append(f"Words only: {meaning['skipped']}")
+    elif meaning:
+        made = meaning["embedded"] + meaning["reused"]
+        lines.append(
+            f"Meaning: {_count(made, 'chunk')} embedded in {meaning['seconds']:.1f} s ({meaning['model']})"
+            if made
+            else "Meaning: every chunk has its vector"
+        )
     return "\n".join(lines)
 
 
@@ -300,7 +310,7 @@ def forgotten_text(removed: dict[str, Any]) -> str:
 def _semantic_line(semantic: dict[str, Any]) -> str:
     "Meaning: which model, and how many chunks have its vectors; or why it is off."
     if not semantic["models"]:
-        why = semantic["missing"] or "no vectors yet (run `memdex embed`)"
+        why = semantic["missing"] or "no vectors yet (`memdex index` or `memdex embed` makes them)"
         return f"Meaning: off, {why}"
     m = semantic["models"][0]
     have = "chunk has" if semantic["chunks"] == 1 else "chunks have"

@@ -1,9 +1,10 @@
 """The watcher's meaning follower: chunks the watcher writes get their vectors in the background.
 
-Words are searchable as soon as a batch commits; this thread then embeds the new chunks with
-the model the index already has vectors of, in slices, on a connection of its own, so a
-long embedding never delays the next batch of file changes. An index without vectors, or a
-machine without the semantic extra, costs nothing: the thread says why and waits.
+Words are searchable as soon as a batch commits; this thread then embeds the new chunks --
+newest documents first -- with the model the index already has vectors of (else the one memdex
+ships), in slices, on a connection of its own, so a long embedding never delays the next batch
+of file changes, and a kill loses at most a slice. With $MEMDEX_INDEX_SEMANTIC=0 it costs
+nothing: the thread says why and waits.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from memdex.utils import utc_stamp
 
 if TYPE_CHECKING:
     from memdex.query.meaning.encoder import Encoder
+    from memdex.query.meaning.model import ModelSpec
 
 SLICE = 256  # chunks embedded between two looks at the stop flag
 log = logging.getLogger("memdex.watch")
@@ -81,21 +83,38 @@ class MeaningFollower:
             conn.close()
 
     def _follow(self, conn: sqlite3.Connection) -> None:
-        from memdex.query.meaning import available, current_model
+        from memdex.query.meaning import INDEX_ENV, available, vectors_follow
 
         missing = available()
-        row = current_model(conn)
-        if row is None:
-            self.state["off"] = "no vectors in this index (run `memdex embed` once)"
-            return
         if missing:
             self.state["off"] = missing
             return
-        encoder = self._encoder_for(row["name"], row["source"])
-        from memdex.query.meaning.embed import coverage_of, embed
+        if not vectors_follow():
+            self.state["off"] = f"turned off (${INDEX_ENV}); `memdex embed` makes vectors"
+            return
+        from memdex.query.meaning.embed import (
+            chosen_spec,
+            drop_orphans,
+            embed,
+            index_coverage,
+            vector_model,
+        )
+        from memdex.query.meaning.embed import missing as unembedded
         from memdex.query.meaning.vectors import refresh
+        from memdex.query.meaning.windows import DEFAULT_COVERAGE
 
-        coverage = coverage_of(row["name"])  # the index's own: what its vectors were made with
+        # The index's own model, precision and coverage, else the model memdex ships.
+        spec = chosen_spec(conn)
+        coverage = index_coverage(conn, spec) or DEFAULT_COVERAGE
+        model = vector_model(spec, coverage)
+        self.state["model"] = model
+        if not unembedded(conn, model):  # nothing new: the model is not even loaded
+            # Chunks of a batch that removed them leave vectors behind, and the matrix with them.
+            if drop_orphans(conn, model):
+                self.state["matrix"] = "written"
+            self.state["off"] = None
+            return
+        encoder = self._encoder_for(spec)
         while not self._stop.is_set():
             report = embed(conn, encoder, limit=SLICE, coverage=coverage, write_matrix=False)
             self.state["embedded"] += report.embedded
@@ -106,23 +125,13 @@ class MeaningFollower:
             if report.embedded + report.reused < SLICE:
                 break
         # Once the slices are done (or stopping), not after each: the file is the whole matrix.
-        # Also when nothing was embedded: a batch that removed chunks with vectors changed it.
-        self.state["matrix"] = refresh(conn, row["name"])
+        self.state["matrix"] = refresh(conn, model)
         self.state["off"] = None
 
-    def _encoder_for(self, model: str, source: str) -> Encoder:
-        "The passage encoder of the index's model, loaded once (again if the model changes)."
-        if self._encoder is None or self._model != model:
-            from memdex.query.meaning import model_path
-            from memdex.query.meaning.embed import passage_encoder, same_model, vector_model
-            from memdex.query.meaning.model import load_spec, precision_of
+    def _encoder_for(self, spec: ModelSpec) -> Encoder:
+        "The passage encoder of this model, loaded once (again if the model changes)."
+        if self._encoder is None or self._model != spec.name:
+            from memdex.query.meaning.embed import passage_encoder
 
-            # At the precision the index's vectors were made at: new ones must compare with them.
-            encoder = passage_encoder(load_spec(model_path(source), precision_of(model)))
-            if not same_model(model, encoder.spec):
-                raise MemdexError(
-                    f"the index's vectors are from {model}, the model found is {vector_model(encoder.spec)}"
-                )
-            self._encoder, self._model = encoder, model
-            self.state["model"] = model
+            self._encoder, self._model = passage_encoder(spec), spec.name
         return self._encoder

@@ -27,7 +27,7 @@ from memdex.errors import MemdexError, raise_errors
 from memdex.ingest.pipeline import IndexReport, index_changes, index_known_roots, index_paths
 from memdex.store import db
 from memdex.store.lock import WriterLock
-from memdex.utils import atomic_write, run_until_signalled, utc_stamp
+from memdex.utils import atomic_write, utc_stamp
 from memdex.watch import handoff
 from memdex.watch.embedding import MeaningFollower
 from memdex.watch.events import Watcher
@@ -73,6 +73,7 @@ class WatchService:
         self._first_seen: float | None = None
         self._resync = False
         self._polled: dict[str, float] = {}  # roots the OS refused to watch -> last scan
+        self._opened: tuple[sqlite3.Connection, WriterLock] | None = None  # open() until run()
         self.meaning = MeaningFollower(db_path)  # embeds what was written, when the index has vectors
         self.state: dict[str, Any] = {
             "pid": os.getpid(),
@@ -97,9 +98,12 @@ class WatchService:
         "True once the start-up catch-up is done and events are being followed."
         return self._ready.wait(timeout)
 
-    def run(self) -> int:
-        # Opened first: a --db that is no index fails here, before a lock or state file is
-        # left beside it.
+    def open(self) -> None:
+        """The index and its writer lock, before anything else (``run`` calls it, or whoever runs
+        the service first, as the server does): a --db that is no index, or one in a folder that
+        cannot be written, fails here, before a lock, state file or socket is left beside it."""
+        if self._opened is not None:
+            return
         conn = db.connect(self.db_path)
         lock = WriterLock(self.db_path, "watch")
         try:
@@ -107,6 +111,21 @@ class WatchService:
         except BaseException:
             conn.close()
             raise
+        self._opened = (conn, lock)
+
+    def release(self) -> None:
+        "Give back what ``open`` took, when ``run`` is not going to."
+        if self._opened is not None:
+            conn, lock = self._opened
+            self._opened = None
+            conn.close()
+            lock.release()
+
+    def run(self) -> int:
+        self.open()
+        assert self._opened is not None
+        conn, lock = self._opened
+        self._opened = None
         skip = [str(self.db_path), str(handoff.requests_dir(self.db_path))]
         watcher = Watcher(self._changed, self.debounce, skip=skip)
         try:
@@ -322,9 +341,3 @@ def _log_problems(report: IndexReport) -> None:
             root,
             root,
         )
-
-
-def run(service: WatchService) -> int:
-    """Run until SIGTERM/SIGHUP (exit 0) or SIGINT (exit 130), when called from the main
-    thread; the handlers there before are put back when it returns (or fails to start)."""
-    return run_until_signalled(service.run, service.stop)

@@ -64,10 +64,13 @@ def embed(
     """Give every chunk a vector, so searches find by meaning as well as words.
 
     Runs the model memdex ships unless --model names another, offline (the semantic
-    extra, pip install 'memdex[semantic]', adds onnxruntime, which embeds faster). Resumable: a run that is stopped keeps what it wrote, and the next one goes on from
-    there; chunks that already have a vector of this model are skipped. `memdex watch`
-    embeds new and changed chunks itself once an index has vectors, and searches encode
-    their query at the precision the vectors were made at. A long run shows its progress
+    extra, pip install 'memdex[semantic]', adds onnxruntime, which embeds faster).
+    Resumable: a run that is stopped keeps what it wrote, and the next one goes on from
+    there; chunks that already have a vector of this model are skipped, and the newest
+    documents come first. `memdex index` and `memdex watch` embed new and changed chunks
+    themselves (unless $MEMDEX_INDEX_SEMANTIC=0): this command is for another model,
+    precision or coverage, or an index built words only. Searches encode their query at
+    the precision the vectors were made at. A long run shows its progress
     on stderr: a line redrawn on a terminal, else a line every 5 seconds
     ($MEMDEX_PROGRESS_SECONDS) with the rate and the time left.
 

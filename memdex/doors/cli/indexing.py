@@ -51,6 +51,12 @@ from memdex.store import db
     help="Also index the coding agents' session folders that exist in their default "
     "locations (`memdex kinds` lists them); says which it found.",
 )
+@click.option(
+    "--semantic/--no-semantic",
+    default=None,
+    help="Then give new chunks vectors for search by meaning, with the index's model or the one "
+    "memdex ships (the default, unless $MEMDEX_INDEX_SEMANTIC=0); --no-semantic: words only.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress, no summary, no notes: only new problems.")
 @click.pass_context
@@ -64,6 +70,7 @@ def index(
     keep_deleted: bool | None,
     keep_secrets: bool | None,
     agents: bool,
+    semantic: bool | None,
     as_json: bool,
     quiet: bool,
 ) -> None:
@@ -82,6 +89,12 @@ def index(
     does the indexing and this command prints its report. A long run shows its progress on
     stderr: a line redrawn on a terminal, else a line every 5 seconds ($MEMDEX_PROGRESS_SECONDS)
     with the rate and the time left.
+
+    Once the words are searchable, new chunks get vectors for search by meaning, newest
+    first, offline, with the model memdex ships (or the one `memdex embed --model` chose).
+    Stopping then (Ctrl-C) keeps the words and the vectors made so far; the next run, `memdex
+    embed` or the watcher goes on from there. A running `memdex watch` embeds in the
+    background instead. --no-semantic (or $MEMDEX_INDEX_SEMANTIC=0) keeps to words.
 
     Exit codes: 0 the run succeeded (known problems included); 1 it found new problems
     (listed on stderr), or the index could not be written; 2 bad usage: an unknown --kind,
@@ -132,15 +145,20 @@ def index(
         "keep_deleted": keep_deleted,
         "keep_secrets": keep_secrets,
     }
+    handed: list[dict[str, object]] = []
+
+    def handoff(holder: dict[str, object]) -> None:
+        handed.append(holder)
+        click.echo(f"memdex watch (pid {holder.get('pid')}) is running: it does this indexing.", err=True)
+
     with shown("Indexing", "files", quiet) as progress:
-        report = index_exclusive(
-            ctx.obj,
-            request,
-            progress=progress,
-            on_handoff=lambda h: click.echo(
-                f"memdex watch (pid {h.get('pid')}) is running: it does this indexing.", err=True
-            ),
-        )
+        report = index_exclusive(ctx.obj, request, progress=progress, on_handoff=handoff)
+    if semantic is None:
+        from memdex.query.meaning import vectors_follow
+
+        semantic = vectors_follow()
+    if semantic and not handed:  # a watcher embeds what it wrote itself
+        report["semantic"] = _embed_new(ctx, quiet or as_json)
     if as_json:
         echo_json(report)
     elif not quiet:
@@ -151,6 +169,26 @@ def index(
         if not as_json:
             click.echo(skipped_text(report), err=True)
         ctx.exit(1)
+
+
+def _embed_new(ctx: click.Context, quiet: bool) -> dict[str, object]:
+    "Vectors for the chunks that have none (query.meaning.embed.embed_after_index); its report."
+    from memdex.doors.progress import shown
+    from memdex.query.meaning.embed import embed_after_index
+
+    conn = connect(ctx)
+    try:
+        with shown("Embedding", "chunks", quiet) as progress:
+            return embed_after_index(conn, progress)
+    except KeyboardInterrupt:
+        click.echo(
+            "memdex: stopped embedding; the words are searchable, and the vectors made so far are "
+            "kept: `memdex index` or `memdex embed` goes on from there.",
+            err=True,
+        )
+        ctx.exit(130)
+    finally:
+        conn.close()
 
 
 def _agent_folders(kind: str | None, quiet: bool) -> list[str]:
@@ -200,12 +238,16 @@ def watch(
     log_file: Path | None,
     install: str | None,
 ) -> None:
-    """Keep the index current as files change, until stopped (Ctrl-C or SIGTERM).
+    """Keep the index current as files change, and answer its searches, until stopped (Ctrl-C
+    or SIGTERM).
 
     Watches every indexed root, and ROOTs, which it indexes first. On start it catches up
-    with what changed while it was off. Only one writer runs per index: a second watcher is
-    refused, and `memdex index` hands its work to this one. Exit code 0 on SIGTERM, 130 on
-    Ctrl-C. `memdex status` shows what it is doing.
+    with what changed while it was off. New chunks get their vectors in the background,
+    newest first ($MEMDEX_INDEX_SEMANTIC=0: words only). Only one writer runs per index: a
+    second watcher is refused, and `memdex index` hands its work to this one. It is the
+    same process as `memdex serve` without --http: `memdex search`, `ask` and `show` are
+    answered by it, with the model and vectors already loaded. Exit code 0 on SIGTERM, 130
+    on Ctrl-C. `memdex status` shows what it is doing.
 
     Example:
 
@@ -230,11 +272,13 @@ def watch(
         conn.close()
         if not remembered:
             raise click.UsageError("Nothing to watch yet: give a ROOT, or run `memdex index PATH` first.")
+    from memdex.doors.serve.server import Server, run
+
     _log_to(log_file)
     watcher = service.WatchService(
         ctx.obj, [Path(os.path.abspath(r)) for r in roots], debounce=debounce, kind=kind, scope=scope
     )
-    ctx.exit(service.run(watcher))
+    ctx.exit(run(Server(ctx.obj, watcher=watcher)))  # `memdex serve` without --http: one process
 
 
 def _self_command() -> list[str]:

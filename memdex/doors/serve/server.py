@@ -93,7 +93,14 @@ class Server:
                 f"memdex serve (pid {answering.get('pid')}) already serves {self.db_path} on {self.socket}."
             )
         self._refuse_a_second_writer()
-        self._listener = self._bind()
+        if self.watcher is not None:
+            self.watcher.open()  # the index and its lock first: their errors say what is wrong
+        try:
+            self._listener = self._bind()
+        except BaseException:
+            if self.watcher is not None:
+                self.watcher.release()
+            raise
         try:
             route_output()
             self._start("memdex-socket", self._listener.serve_forever)

@@ -28,6 +28,16 @@ def available() -> str | None:
     return None
 
 
+# `memdex index` and the watcher make vectors after the words unless this is 0 (or false, no,
+# off): then the index stays words only until `memdex embed` (or `memdex index --semantic`).
+INDEX_ENV = "MEMDEX_INDEX_SEMANTIC"
+
+
+def vectors_follow() -> bool:
+    "Do ``memdex index`` and the watcher embed what they wrote? Yes, unless $MEMDEX_INDEX_SEMANTIC says no."
+    return os.environ.get(INDEX_ENV, "").strip().lower() not in ("0", "false", "no", "off")
+
+
 BLAS_ENV = "OPENBLAS_NUM_THREADS"
 
 

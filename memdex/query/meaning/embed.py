@@ -1,7 +1,7 @@
 """``memdex embed``: give every chunk a vector from one model, resumably, and keep them current.
 
-Chunks are embedded in id order, BATCH at a time, each batch committed on its own: a run
-killed at any moment keeps what it committed, and the next run starts where it stopped. A
+Chunks are embedded newest document first, BATCH at a time, each batch committed on its own: a
+run killed at any moment keeps what it committed, and the next run starts where it stopped. A
 chunk whose exact text already has a vector (a file re-written with an unchanged section
 gets new chunk ids) reuses it instead of running the model. Nothing here takes the writer
 lock: vectors are a pure function of the chunk text, so a watcher and ``memdex embed`` may
@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memdex.errors import InvalidParameter
+from memdex.errors import InvalidParameter, MemdexError
 from memdex.query.meaning.model import PRECISIONS, Precision, precision_of
 from memdex.query.meaning.vectors import quantize, refresh, remove_file, text_hash
 from memdex.query.meaning.windows import COVERAGES, DEFAULT_COVERAGE, Coverage, Windows, check_coverage
@@ -100,7 +100,6 @@ def passage_encoder(spec: ModelSpec, **options: Any) -> Encoder:
 
 def index_model(conn: sqlite3.Connection) -> Path | None:
     "The folder of the model the index's newest vectors come from, when it is still there."
-    from memdex.errors import MemdexError
     from memdex.query.meaning import current_model, model_path
 
     row = current_model(conn)
@@ -153,15 +152,48 @@ def embed_index(
     memdex ships) at the precision asked, else the one the index's vectors have (a default
     that changed never embeds an index again), else the default; every chunk without its
     vector embedded."""
+    spec = chosen_spec(conn, model, precision)
+    chosen = check_coverage(coverage) if coverage else index_coverage(conn, spec) or DEFAULT_COVERAGE
+    name = vector_model(spec, chosen)
+    if not missing(conn, name):  # nothing to embed: no model loaded
+        return EmbedReport(name, removed=drop_orphans(conn, name))
+    encoder = passage_encoder(spec, batch_size=batch_size, threads=threads)
+    return embed(conn, encoder, progress=progress, coverage=chosen)
+
+
+def embed_after_index(conn: sqlite3.Connection, progress: Progress | None = None) -> dict[str, object]:
+    """What ``memdex index`` (and ``Index.index``) adds to its report after the words: vectors for
+    the chunks that have none (``embed_index``), or why meaning cannot run here."""
+    from memdex.query.meaning import available
+
+    missing = available()
+    if missing:
+        return {"skipped": f"search by meaning cannot run here: {missing}"}
+    return embed_index(conn, progress=progress).to_dict()
+
+
+def chosen_spec(
+    conn: sqlite3.Connection, model: str | None = None, precision: str | None = None
+) -> ModelSpec:
+    """The model ``embed_index`` embeds with: ``model`` (a folder or a hub name), else the one the
+    index's newest vectors come from while its files are there, else the one memdex ships; at
+    ``precision``, else the one the index has vectors of it at, else the default."""
     from memdex.query.meaning.model import DEFAULT_PRECISION, check_precision, load_spec, resolve_model
 
     path = resolve_model(model) if model is not None else index_model(conn) or resolve_model(None)
     spec = load_spec(path, check_precision(precision) if precision else None)
-    spec = spec.at(
+    return spec.at(
         check_precision(precision) if precision else index_precision(conn, spec) or DEFAULT_PRECISION
     )
-    encoder = passage_encoder(spec, batch_size=batch_size, threads=threads)
-    return embed(conn, encoder, progress=progress, coverage=check_coverage(coverage) if coverage else None)
+
+
+def drop_orphans(conn: sqlite3.Connection, model: str) -> int:
+    "Remove the vectors whose chunk is gone, and write ``model``'s matrix file again if any were."
+    with db.transaction(conn):
+        removed = int(conn.execute(db.query("vectors_orphans_delete")).rowcount)
+    if removed:
+        refresh(conn, model)
+    return removed
 
 
 def embed(
@@ -201,15 +233,15 @@ def embed(
         # First: the vectors of a run killed early are usable, and found. Again when the
         # model was moved (or stored relative by an older memdex) and named anew.
         _record(conn, about)
-    after = 0
+    done: set[int] = set()
     while limit is None or report.embedded + report.reused < limit:
         size = BATCH if limit is None else min(BATCH, limit - report.embedded - report.reused)
-        rows = conn.execute(
-            db.query("vectors_missing"), {"model": model, "after": after, "limit": size}
-        ).fetchall()
+        rows = conn.execute(db.query("vectors_missing"), {"model": model, "limit": size}).fetchall()
         if not rows:
             break
-        after = rows[-1]["id"]
+        if not done.isdisjoint(r["id"] for r in rows):  # each batch's vectors are committed
+            raise MemdexError(f"chunk {rows[0]['id']} was embedded but has no vector of {model} (a bug)")
+        done.update(r["id"] for r in rows)
         _embed_batch(conn, encoder, windows, model, rows, report)
         if progress:
             progress(report.embedded + report.reused, total)
