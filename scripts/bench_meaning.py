@@ -274,6 +274,55 @@ def corpus(
         click.echo(json.dumps(out, indent=2))
 
 
+@cli.command(name="first-run")
+@click.option(
+    "--corpus",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DATA / "serena-memories",
+    show_default=True,
+)
+@click.option("--rounds", default=3, show_default=True, help="Runs of each, alternating.")
+@click.option(
+    "--python",
+    "pythons",
+    multiple=True,
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Also time the memdex of this venv's Python (e.g. one without onnxruntime); repeatable.",
+)
+def first_run(corpus: Path, rounds: int, pythons: tuple[Path, ...]) -> None:
+    """A new user's first `memdex index` of a folder, with an empty cache and no network: to
+    words alone (--no-semantic), and to words and meaning with the model memdex ships (no
+    --model), each on a fresh index, alternating; per Python given.
+
+    Example:
+
+        python scripts/bench_meaning.py first-run --python ../wheel-venv/bin/python
+    """
+    out: dict = {"corpus": bench.shown(corpus)}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(folder / "cache")}
+        env.pop("MEMDEX_INDEX_SEMANTIC", None)
+        env.pop("MEMDEX_EMBED_MODEL", None)
+        samples: dict[str, list[bench.Sample]] = {}
+        counts: dict[str, dict[str, int]] = {}
+        for _ in range(rounds):
+            for python in (Path(sys.executable), *pythons):
+                for name, options in (("words", ["--no-semantic"]), ("words and meaning", [])):
+                    db_path = folder / "first.db"
+                    for stale in [*folder.glob("first.db*"), folder / "cache"]:
+                        shutil.rmtree(stale) if stale.is_dir() else stale.unlink(missing_ok=True)
+                    args = [str(python), "-P", "-m", "memdex", "--db", str(db_path), "index", "-q"]
+                    key = f"{python.parent.parent.name}: {name}"
+                    samples.setdefault(key, []).append(
+                        bench.timed_process([*args, *options, str(corpus)], env=env)
+                    )
+                    counts[key] = _counts(db_path)
+        for key, got in samples.items():
+            out[key] = {**bench.medians(got), **counts[key]}
+    click.echo(json.dumps(out, indent=2))
+
+
 # -- searching: this memdex beside a previous one (issue 30) -----------------------------------
 #
 # `--previous PATH` names a checkout of memdex as it was (e.g. `git worktree add ../prev

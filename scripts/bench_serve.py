@@ -78,12 +78,12 @@ def _index(db_path: Path | None, corpus: Path, model: Path) -> Iterator[Path]:
 
 
 @contextmanager
-def _server(db_path: Path, *args: str) -> Iterator[dict]:
-    "memdex serve --read-only on the index until the block ends; yields its state once warm."
+def _server(db_path: Path, *args: str, daemon: str = "serve") -> Iterator[dict]:
+    """memdex serve --read-only (or ``daemon`` "watch": memdex watch, the service a user installs)
+    on the index until the block ends; yields its state once warm."""
     log = open(f"{db_path}.bench-serve.log", "ab")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        [*bench.memdex_command(), "--db", str(db_path), "serve", "--read-only", *args], stderr=log
-    )
+    command = ["serve", "--read-only", *args] if daemon == "serve" else ["watch", *args]
+    proc = subprocess.Popen([*bench.memdex_command(), "--db", str(db_path), *command], stderr=log)
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -117,7 +117,14 @@ def _cpu_seconds(pid: int) -> float:
 )
 @click.option("--model", type=click.Path(file_okay=False, path_type=Path), default=MODEL, show_default=True)
 @click.option("--runs", default=21, show_default=True, help="Runs of each command, alternating.")
-def cli_searches(db_path: Path | None, corpus: Path, model: Path, runs: int) -> None:
+@click.option(
+    "--daemon",
+    type=click.Choice(["serve", "watch"]),
+    default="serve",
+    show_default=True,
+    help="The resident process: memdex serve --read-only, or memdex watch (the installed service).",
+)
+def cli_searches(db_path: Path | None, corpus: Path, model: Path, runs: int, daemon: str) -> None:
     """`memdex search` start to exit, served and in-process, with meaning and words only,
     beside `python -c pass`.
 
@@ -130,7 +137,7 @@ def cli_searches(db_path: Path | None, corpus: Path, model: Path, runs: int) -> 
     with _index(db_path, corpus, model) as index:
         samples: dict[str, list[bench.Sample]] = {}
         server_cpu: dict[str, float] = {"served meaning": 0.0, "served words": 0.0}
-        with _server(index) as state:
+        with _server(index, daemon=daemon) as state:
             pid = state["proc"].pid
             for i in range(runs):
                 query = QUERIES[i % len(QUERIES)]
@@ -148,7 +155,8 @@ def cli_searches(db_path: Path | None, corpus: Path, model: Path, runs: int) -> 
                     if name in server_cpu:
                         server_cpu[name] += _cpu_seconds(pid) - before
             served = client.ping(str(index)) or {}
-        out: dict = {"corpus": bench.shown(db_path or corpus), "runs": runs, "warm": state.get("warm")}
+        out: dict = {"corpus": bench.shown(db_path or corpus), "daemon": daemon, "runs": runs}
+        out["warm"] = state.get("warm")
         out |= {name: bench.medians(s) for name, s in samples.items()}
         for name, total in server_cpu.items():
             out[name]["server_cpu_mean_s"] = round(total / runs, 4)
