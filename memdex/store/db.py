@@ -249,6 +249,14 @@ def memo(conn: sqlite3.Connection, name: str) -> dict[Any, Any]:
     return held[1].setdefault(name, {})
 
 
+def chunk_count(conn: sqlite3.Connection) -> int:
+    "How many chunks the index holds, read once while it is unchanged (``memo``)."
+    known = memo(conn, "chunk_count")
+    if "all" not in known:
+        known["all"] = int(conn.execute(query("chunks_count")).fetchone()[0])
+    return int(known["all"])
+
+
 def has_copies(conn: sqlite3.Connection) -> bool:
     """Does the index hold a copy of an agent session (``documents.copy_of``, migration 0012)?
     Then a search without filters cannot skip ``document_filter.sql``, which leaves copies out."""
