@@ -90,6 +90,7 @@ def stored_text(conn: sqlite3.Connection) -> str:
     parts += [r[0] for r in conn.execute("SELECT topic FROM topics")]
     parts += [r[0] for r in conn.execute("SELECT term FROM chunks_vocab")]
     parts += [r[0] for r in conn.execute("SELECT term FROM documents_vocab")]
+    parts += [r[0] for r in conn.execute("SELECT state FROM file_tails")]  # where a log's reader stopped
     return "\n".join(parts)
 
 
