@@ -65,7 +65,9 @@ def embed(
 ) -> None:
     """Give every chunk a vector, so searches find by meaning as well as words.
 
-    Needs the semantic extra (pip install 'memdex[semantic]') and the model's files on disk.
+    Needs the semantic extra (pip install '.[semantic]' from a clone). With no --model,
+    all-MiniLM-L6-v2 from the Hugging Face cache, downloaded the first time; offline, a
+    folder holding a model's files (--model DIR or $MEMDEX_EMBED_MODEL).
     Resumable: a run that is stopped keeps what it wrote, and the next one goes on from
     there; chunks that already have a vector of this model are skipped. `memdex watch`
     embeds new and changed chunks itself once an index has vectors, and searches encode
@@ -75,7 +77,7 @@ def embed(
 
     Example:
 
-        memdex embed --model ../shared/data/models/all-MiniLM-L6-v2
+        memdex embed --model ~/models/all-MiniLM-L6-v2
     """
     from memdex.query.meaning import available
 
