@@ -24,7 +24,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 # Bumped whenever a rule masks something it did not (or stops masking something): indexes
 # masked with other rules are masked again, once, by store.db.migrate.
-VERSION = 1
+VERSION = 2
 IDENTITY = f"memdex-secrets {VERSION}"
 
 _B64 = r"[A-Za-z0-9+/=]"
@@ -70,6 +70,7 @@ def _rule(kind: str, pattern: str, anchors: Iterable[str], **how: Any) -> Rule:
     return Rule(kind, pattern, tuple(anchors), **how)
 
 
+_NEAR = 64  # a window reaching further back than this has its own search (_found)
 _PEM_MAX = 20000  # characters of a PEM block (a 16384-bit RSA key is about 12,000)
 
 RULES: tuple[Rule, ...] = (
@@ -77,8 +78,11 @@ RULES: tuple[Rule, ...] = (
     # that ends inside it) to the end of its body; a body whose header is in the chunk before.
     _rule(
         "private-key",
-        rf"-----BEGIN {_KEY_NAME}-----(?:[\sA-Za-z0-9+/=:,.\\-]{{0,{_PEM_MAX}}}?-----END {_KEY_NAME}-----"
-        rf"|{_BODY})?+",
+        # the body's characters, a dash only where it starts no "-----": possessive, so a match
+        # runs to the next "-----" once (a lazy run tried the footer at every character: 500
+        # headers in a row took 10 s)
+        rf"-----BEGIN {_KEY_NAME}-----(?:(?:[\sA-Za-z0-9+/=:,.\\]|-(?!----)){{0,{_PEM_MAX}}}+"
+        rf"-----END {_KEY_NAME}-----|{_BODY})?+",
         ["PRIVATE KEY"],
         before=40,
         after=_PEM_MAX + 100,
@@ -95,15 +99,14 @@ RULES: tuple[Rule, ...] = (
         r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b",
         ["AKIA", "ASIA"],
     ),
-    # anchored on the words the password rule looks for anyway (aws_secret_access_key,
-    # aws_session_token): no scan of its own
+    # matched where "aws" starts (aws_secret_access_key, AWS_SESSION_TOKEN): a scan of its own,
+    # but no window searched around every "secret" (a megabyte of "aws_secret=" took 7 s)
     _rule(
         "aws-secret-key",
         r"(?i:aws[\w.-]{0,20}?(?:secret|session)[\w.-]{0,20}+)[\"']?[ \t]*+[:=][ \t]*+[\"']?"
         r"(?P<secret>[A-Za-z0-9/+=]{40,}+)",
-        ["secret", "token"],
+        ["aws"],
         fold=True,
-        before=30,
         after=2048,
     ),
     _rule(
@@ -143,7 +146,7 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "bearer-token",
-        r"bearer\s+(?P<secret>[A-Za-z0-9._~+/-]{20,}=*)",
+        r"(?i:bearer)\s+(?P<secret>[A-Za-z0-9._~+/-]{20,}=*)",
         ["bearer"],
         fold=True,
         plausible=True,
@@ -291,6 +294,16 @@ def _found(
     if rule.before == 0:
         found = pattern.match(text, at, at + rule.after)
         matches = [found] if found is not None else []
+    elif rule.before > _NEAR:
+        # a match that ends at its anchor (a key's body before its footer): only where the
+        # footer is right before the anchor, and never reaching back past an earlier "-----"
+        # (a body holds none), so a text of footers in a row is scanned once, not once each
+        footer = text.rfind("-----", max(0, at - _NEAR), at)
+        if footer < 0:
+            return None
+        earlier = text.rfind("-----", max(0, at - rule.before), footer)
+        lo = max(0, at - rule.before, earlier + 5 if earlier >= 0 else 0)
+        matches = list(pattern.finditer(text, lo, at + rule.after))
     else:
         matches = list(pattern.finditer(text, max(0, at - rule.before), at + rule.after))
     for m in matches:
@@ -315,8 +328,20 @@ def mask_value(value: Any, kinds: Counter[str]) -> Any:
     if isinstance(value, tuple):
         return tuple(mask_value(v, kinds) for v in value)
     if isinstance(value, dict):
-        return {k: mask_value(v, kinds) for k, v in value.items()}
+        return {k: _mask_entry(k, v, kinds) for k, v in value.items()}
     return value
+
+
+def _mask_entry(key: Any, value: Any, kinds: Counter[str]) -> Any:
+    """A metadata entry masked with its key in front, as a config line reads: a value is a
+    secret by what names it (``db_password: Zq8x...``) as often as by its form."""
+    if isinstance(value, str) and isinstance(key, str):
+        label = f"{key}: "
+        done = mask(label + value)
+        if done.edits and done.text.startswith(label):
+            kinds.update(done.kinds)
+            return done.text[len(label) :]
+    return mask_value(value, kinds)
 
 
 def mask_chunk(heading: str, text: str, meta: dict[str, Any], kinds: Counter[str]) -> tuple[str, str]:
@@ -340,8 +365,13 @@ def mask_document(doc: Document) -> Counter[str]:
     whole = [doc.title, doc.description, *doc.tags, *(t for t, _ in doc.topics)]
     whole += [json.dumps(doc.meta, ensure_ascii=False, default=str)]
     whole += [part for c in doc.chunks for part in (c.heading, c.text)]
-    if not mask("\n\n".join(whole)).edits:
+    joined = "\n\n".join(whole)
+    found = mask(joined)
+    if not found.edits:
         return kinds
+    clean = not_secret(joined, found)
+    doc.topics = [(topic, source) for topic, source in doc.topics if clean(topic)]
+    doc.tags = [tag for tag in doc.tags if not isinstance(tag, str) or clean(tag)]
     doc.title = mask_value(doc.title, kinds)
     doc.description = mask_value(doc.description, kinds)
     doc.tags = mask_value(doc.tags, kinds)
@@ -350,6 +380,20 @@ def mask_document(doc: Document) -> Counter[str]:
     for chunk in doc.chunks:
         chunk.heading, chunk.text = mask_chunk(chunk.heading, chunk.text, chunk.meta, kinds)
     return kinds
+
+
+def not_secret(text: str, found: Masked | None = None) -> Callable[[str], bool]:
+    """Whether a word (a topic, a tag) is no part of a secret in ``text``. Topics are words
+    taken from the text before it was masked (a conversation's distinctive words, lowercased),
+    which no rule knows as a secret alone: a word of 8 characters or more inside one is dropped."""
+    found = found if found is not None else mask(text)
+    held = [text[start:end].casefold() for start, end, _, _ in found.edits]
+
+    def clean(word: str) -> bool:
+        folded = word.casefold()
+        return len(folded) < 8 or not any(folded in secret for secret in held)
+
+    return clean
 
 
 def move_offsets(meta: dict[str, Any], masked: Masked) -> None:
@@ -374,4 +418,5 @@ __all__ = [
     "mask_document",
     "mask_value",
     "move_offsets",
+    "not_secret",
 ]

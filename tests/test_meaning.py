@@ -148,6 +148,26 @@ def test_a_paraphrase_is_found_by_meaning_and_says_so(embedded: sqlite3.Connecti
     assert 0 < hit.relevance <= 0.7
 
 
+def test_meaning_over_part_of_the_index_says_how_much_it_covers(
+    embedded: sqlite3.Connection, tmp_path: Path
+) -> None:
+    "Issue 39: chunks written since `memdex embed` have no vector; a search says so, not pretends."
+    whole = search(embedded, PARAPHRASE)
+    chunks = embedded.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    assert whole.semantic is not None and whole.semantic["embedded"] == {"chunks": chunks, "of": chunks}
+    assert not any(n.startswith("meaning covers") for n in whole.notes)
+    notes = tmp_path / "later"
+    notes.mkdir()
+    for i in range(3):
+        (notes / f"n{i}.md").write_text(f"# Later note {i}\n\nWritten after the vectors were made.\n")
+    index_paths(embedded, [notes])
+    part = search(embedded, PARAPHRASE)
+    assert part.semantic is not None and part.semantic["used"]
+    assert part.semantic["embedded"] == {"chunks": chunks, "of": chunks + 3}
+    share = chunks * 100 // (chunks + 3)
+    assert f"meaning covers {chunks:,} of {chunks + 3:,} chunks ({share}%)" in " ".join(part.notes)
+
+
 def test_exact_names_stay_the_words_job(embedded: sqlite3.Connection, encoder: Encoder) -> None:
     "A query whose words all match keeps the words' results first, in the words' order."
     for query in ("worktree cleanup", "postgres billing", "Chatty"):

@@ -90,6 +90,7 @@ def stored_text(conn: sqlite3.Connection) -> str:
     parts += [r[0] for r in conn.execute("SELECT topic FROM topics")]
     parts += [r[0] for r in conn.execute("SELECT term FROM chunks_vocab")]
     parts += [r[0] for r in conn.execute("SELECT term FROM documents_vocab")]
+    parts += [r[0] for r in conn.execute("SELECT state FROM file_tails")]  # where a log's reader stopped
     return "\n".join(parts)
 
 
@@ -327,3 +328,37 @@ def test_every_kind_is_documented_and_tokenizes_to_its_words() -> None:
     for kind in {rule.kind for rule in secrets.RULES}:
         assert f"`{kind}`" in documented, kind
         assert index_text(secrets.marker(kind)).split()[0] == "secret"
+
+
+def test_words_taken_from_a_secret_are_no_topics_and_named_values_are_masked() -> None:
+    "Review of #38: a conversation's topics (lowercased words of its text) and meta kept secrets."
+    from memdex.models import Chunk, Document
+    from memdex.secrets import mask_document
+
+    jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+    text = f"Deploy the zebrafish pipeline with {AWS_KEY} and {jwt}\n{PRIVATE_KEY}"
+    words = [AWS_KEY.lower(), *jwt.lower().split("."), KEY_BODY[0].lower(), "zebrafish", "pipeline"]
+    doc = Document(
+        key="s1",
+        kind="claude-code",
+        title="Deploy the zebrafish pipeline",
+        chunks=[Chunk(heading="", text=text)],
+        size_bytes=len(text),
+        topics=[(word, "conversation") for word in words],
+        meta={"db_password": "Zq8xT3vLp9Wm2Kc", "project": "/work/zebrafish"},
+    )
+    kinds = mask_document(doc)
+    assert [topic for topic, _ in doc.topics] == ["zebrafish", "pipeline"]
+    assert doc.meta == {"db_password": "[secret:password]", "project": "/work/zebrafish"}
+    assert kinds["password"] == 1 and kinds["aws-access-key"] == 1 and kinds["jwt"] == 1
+
+
+def test_a_bearer_token_is_masked_whatever_its_case() -> None:
+    for header in ("Authorization: Bearer", "authorization: bearer", "AUTHORIZATION: BEARER"):
+        assert secrets.mask(f"{header} 8f3kLq9ZpT7vWn2cRf8YhUe4Xb").text == f"{header} [secret:bearer-token]"
+
+
+def test_a_body_before_its_footer_is_masked_from_its_first_line() -> None:
+    "Review of #38: the window reaching back from a footer began four characters in."
+    text = "\n".join(KEY_BODY) + "\n-----END RSA PRIVATE KEY----- tail"
+    assert secrets.mask(text).text == "[secret:private-key] tail"

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from memdex import secrets
 from memdex.ingest import INGEST_VERSION, sources
 from memdex.ingest.base import Appended, Tail
 from memdex.ingest.walk import Found
@@ -258,7 +259,7 @@ class Writer:
                 self.execute("record_error_insert", {"file_id": file_id, "record": record, "reason": reason})
             self._refresh_topics(targets)
             if parsed.tail is not None:
-                self._save_tail(file_id, parsed.tail)
+                self._save_tail(file_id, parsed.tail, mask)
             elif stored is not None:
                 self.execute("file_tail_delete", {"file_id": file_id})
 
@@ -269,14 +270,19 @@ class Writer:
             return None
         return Tail(row["offset"], row["lines"], row["whole_size"], row["tail_sha"], json.loads(row["state"]))
 
-    def _save_tail(self, file_id: int, tail: Tail) -> None:
+    def _save_tail(self, file_id: int, tail: Tail, mask: bool = True) -> None:
+        """Where a session log's reader stopped, with its state: the session's title, folder
+        and branch so far among it, masked as the document's are (with ``mask``)."""
+        state = json.dumps(tail.state, default=str)
+        if mask:
+            state = json.dumps(secrets.mask_value(json.loads(state), Counter()))
         params = {
             "file_id": file_id,
             "offset": tail.offset,
             "lines": tail.lines,
             "whole_size": tail.whole_size,
             "tail_sha": tail.tail_sha,
-            "state": json.dumps(tail.state, default=str),
+            "state": state,
         }
         self.execute("file_tail_upsert", params)
 
@@ -333,7 +339,7 @@ class Writer:
                     "record_error_insert", {"file_id": stored.id, "record": record, "reason": reason}
                 )
             self.execute("error_delete", {"path": str(found.path)})
-            self._save_tail(stored.id, tail)
+            self._save_tail(stored.id, tail, mask)
         return True
 
     def _link_targets(self, file_id: int) -> set[str]:

@@ -342,15 +342,13 @@ def index_frequencies(conn: sqlite3.Connection, stems: list[str]) -> tuple[int, 
     common word's chunks reads its every posting, 8 ms at 100,000 notes (issue 16)."""
     if not stems:
         return 0, {}
-    known = db.memo(conn, "chunk_frequencies")  # stem -> chunks holding it; "" -> all chunks
+    known = db.memo(conn, "chunk_frequencies")  # stem -> chunks holding it
     wanted = sorted(set(stems))
     missing = [s for s in wanted if s not in known]
     if missing:
         found = dict(conn.execute(db.query("term_frequencies"), {"terms": json.dumps(missing)}).fetchall())
         known.update({s: found.get(s, 0) for s in missing})
-    if "" not in known:
-        known[""] = conn.execute(db.query("chunks_count")).fetchone()[0]
-    return known[""], {s: known[s] for s in wanted}
+    return db.chunk_count(conn), {s: known[s] for s in wanted}
 
 
 def fuse_rounds(rank: int, later: bool) -> float:

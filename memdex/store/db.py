@@ -249,6 +249,14 @@ def memo(conn: sqlite3.Connection, name: str) -> dict[Any, Any]:
     return held[1].setdefault(name, {})
 
 
+def chunk_count(conn: sqlite3.Connection) -> int:
+    "How many chunks the index holds, read once while it is unchanged (``memo``)."
+    known = memo(conn, "chunk_count")
+    if "all" not in known:
+        known["all"] = int(conn.execute(query("chunks_count")).fetchone()[0])
+    return int(known["all"])
+
+
 def has_copies(conn: sqlite3.Connection) -> bool:
     """Does the index hold a copy of an agent session (``documents.copy_of``, migration 0012)?
     Then a search without filters cannot skip ``document_filter.sql``, which leaves copies out."""
@@ -362,20 +370,21 @@ def migrate(conn: sqlite3.Connection, *, apply: bool = True) -> list[str]:
 
 def _tokens_current(conn: sqlite3.Connection) -> bool:
     "Were the full-text tables built with this memdex's tokens (``tokens.IDENTITY``)?"
-    try:
-        row = conn.execute(query("tokenizer_identity")).fetchone()
-    except sqlite3.OperationalError:  # before migration 0011: no tokenizer table yet
-        return False
-    return row is not None and row[0] == tokens.IDENTITY
+    return _recorded(conn, "tokenizer_identity") == tokens.IDENTITY  # migration 0011's table
 
 
 def _secrets_current(conn: sqlite3.Connection) -> bool:
     "Was the stored text masked with this memdex's secret rules (``secrets.IDENTITY``)?"
+    return _recorded(conn, "secret_rules_identity") == secrets.IDENTITY  # migration 0013's table
+
+
+def _recorded(conn: sqlite3.Connection, name: str) -> str | None:
+    "The identity a named query reads from the index; None before the migration that made its table."
     try:
-        row = conn.execute(query("secret_rules_identity")).fetchone()
-    except sqlite3.OperationalError:  # before migration 0013: no secret_rules table yet
-        return False
-    return row is not None and row[0] == secrets.IDENTITY
+        row = conn.execute(query(name)).fetchone()
+    except sqlite3.OperationalError:  # no such table yet
+        return None
+    return None if row is None else str(row[0])
 
 
 def _rebuild_full_text(conn: sqlite3.Connection) -> None:

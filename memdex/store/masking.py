@@ -51,22 +51,31 @@ def mask_stored(
 def _mask_document(conn: sqlite3.Connection, query: Query, doc: sqlite3.Row) -> Counter[str]:
     kinds: Counter[str] = Counter()
     fields: dict[str, Any] = {}
+    chunks = conn.execute(query("chunks_to_mask"), {"document_id": doc["id"]}).fetchall()
+    texts = [doc["title"] or "", doc["description"] or "", doc["meta"] or ""]
+    clean = secrets.not_secret("\n\n".join(texts + [f"{c['heading']}\n{c['text']}" for c in chunks]))
+    topics = json.loads(doc["topics"] or "[]")
+    dropped = [t for t in topics if isinstance(t, str) and not clean(t)]  # words of a secret
     for name in ("title", "description"):
         fields[name] = secrets.mask_value(doc[name], kinds)
     for name in ("tags", "topics", "meta"):
-        fields[name] = json.dumps(
-            secrets.mask_value(json.loads(doc[name] or "null"), kinds), ensure_ascii=False
-        )
-    if kinds:
+        value = json.loads(doc[name] or "null")
+        if name == "topics" and dropped:
+            value = [t for t in value if t not in dropped]
+        fields[name] = json.dumps(secrets.mask_value(value, kinds), ensure_ascii=False)
+    if kinds or dropped:
         conn.execute(query("document_mask_update"), {"id": doc["id"], **fields})
-        for topic in json.loads(doc["topics"] or "[]"):
+        for topic in topics:
+            if topic in dropped:
+                conn.execute(query("topic_delete"), {"document_id": doc["id"], "topic": topic})
+                continue
             masked = secrets.mask(topic).text
             if masked != topic:
                 conn.execute(
                     query("topic_mask_update"), {"document_id": doc["id"], "topic": topic, "masked": masked}
                 )
     changed = []
-    for chunk in conn.execute(query("chunks_to_mask"), {"document_id": doc["id"]}).fetchall():
+    for chunk in chunks:
         meta = json.loads(chunk["meta"] or "{}")
         found: Counter[str] = Counter()
         heading, text = secrets.mask_chunk(chunk["heading"], chunk["text"], meta, found)

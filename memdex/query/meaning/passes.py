@@ -43,6 +43,8 @@ class MeaningPass:
     ms: float = 0.0
     near: list[Near] = field(default_factory=list)  # nearest first, filters applied
     asked: bool = False  # --semantic given: a reason it is off is worth a note
+    embedded: int = 0  # chunks with a vector of the model: what meaning could find
+    chunks: int = 0  # chunks in the index
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"used": self.used, "model": self.model, "ms": self.ms}
@@ -50,11 +52,19 @@ class MeaningPass:
             out["reason"] = self.reason
         if self.used:
             out["found"] = len(self.near)
+            out["embedded"] = {"chunks": self.embedded, "of": self.chunks}
         return out
 
     @property
     def note(self) -> str | None:
-        "A line for the results' notes: only when meaning was asked for, or could have run."
+        """A line for the results' notes: only when meaning was asked for, or could have run;
+        or when it ran over part of the index (chunks written since `memdex embed`)."""
+        if self.used and self.embedded < self.chunks:
+            share = self.embedded * 100 // max(self.chunks, 1)
+            return (
+                f"meaning covers {self.embedded:,} of {self.chunks:,} chunks ({share}%): "
+                "`memdex embed` adds the rest (a running `memdex watch` does it itself)"
+            )
         if self.used or not self.reason:
             return None
         if self.asked or self.model is not None:
@@ -125,7 +135,10 @@ def meaning_pass(
     ]
     ms = round((time.perf_counter() - started) * 1000, 3)
     engine.searched(*key)
-    return MeaningPass(True, model=model, ms=ms, near=near, asked=asked)
+    embedded = len(vectors.chunk_ids)
+    return MeaningPass(
+        True, model=model, ms=ms, near=near, asked=asked, embedded=embedded, chunks=db.chunk_count(conn)
+    )
 
 
 def _one_thread() -> Any:
