@@ -11,15 +11,12 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-np = pytest.importorskip("numpy")
-pytest.importorskip("safetensors")
-pytest.importorskip("tokenizers")
-
-from memdex.errors import InvalidParameter, MemdexError  # noqa: E402
-from memdex.query.meaning.encoder import Encoder, onnxruntime_available  # noqa: E402
-from memdex.query.meaning.model import (  # noqa: E402
+from memdex.errors import InvalidParameter, MemdexError
+from memdex.query.meaning.encoder import Encoder, onnxruntime_available
+from memdex.query.meaning.model import (
     BGE_QUERY_INSTRUCTION,
     MODEL_ENV,
     ModelSpec,

@@ -15,19 +15,16 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
-np = pytest.importorskip("numpy")
-pytest.importorskip("safetensors")
-pytest.importorskip("tokenizers")
-
-from memdex.doors.cli import cli  # noqa: E402
-from memdex.errors import InvalidParameter, MemdexError  # noqa: E402
-from memdex.query.meaning import weights as weights_module  # noqa: E402
-from memdex.query.meaning.encoder import Encoder, batches, forward_numpy, onnxruntime_available  # noqa: E402
-from memdex.query.meaning.model import DEFAULT_PRECISION, ModelSpec, cache_dir, load_spec, precision_of  # noqa: E402
-from memdex.query.meaning.weights import (  # noqa: E402
+from memdex.doors.cli import cli
+from memdex.errors import InvalidParameter, MemdexError
+from memdex.query.meaning import weights as weights_module
+from memdex.query.meaning.encoder import Encoder, batches, forward_numpy, onnxruntime_available
+from memdex.query.meaning.model import DEFAULT_PRECISION, ModelSpec, cache_dir, load_spec, precision_of
+from memdex.query.meaning.weights import (
     BertWeights,
     LayerWeights,
     Linear,
@@ -37,7 +34,7 @@ from memdex.query.meaning.weights import (  # noqa: E402
     write_safetensors,
 )
 
-from .conftest import shared  # noqa: E402
+from .conftest import shared
 
 BACKEND_NAMES = ["numpy", *(["onnx"] if onnxruntime_available() else [])]
 # Sixteen texts of one length in word pieces (one colour each): they share a model run.

@@ -18,21 +18,17 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-pytest.importorskip("numpy")
-pytest.importorskip("tokenizers")
-pytest.importorskip("safetensors")
+from memdex.doors.cli import cli
+from memdex.ingest.pipeline import index_paths
+from memdex.query.engine import Engine
+from memdex.query.meaning.embed import DEFAULT_COVERAGE, embed, missing, passage_encoder
+from memdex.query.meaning.embed import vector_model as coverage_model
+from memdex.query.meaning.encoder import Encoder
+from memdex.query.meaning.model import load_spec
+from memdex.query.search import search
+from memdex.store import db
 
-from memdex.doors.cli import cli  # noqa: E402
-from memdex.ingest.pipeline import index_paths  # noqa: E402
-from memdex.query.engine import Engine  # noqa: E402
-from memdex.query.meaning.embed import DEFAULT_COVERAGE, embed, missing, passage_encoder  # noqa: E402
-from memdex.query.meaning.embed import vector_model as coverage_model  # noqa: E402
-from memdex.query.meaning.encoder import Encoder  # noqa: E402
-from memdex.query.meaning.model import load_spec  # noqa: E402
-from memdex.query.search import search  # noqa: E402
-from memdex.store import db  # noqa: E402
-
-from .conftest import search_in_a_new_process, shared  # noqa: E402
+from .conftest import search_in_a_new_process, shared
 
 
 def vector_model(spec: object) -> str:

@@ -80,11 +80,11 @@ def test_index_then_a_paraphrase_is_found_by_meaning_with_no_model_named(tmp_pat
         "windows": 0,
         "seconds": 0.0,
         "cpu_seconds": 0.0,
-        "matrix": "",
+        "matrix": "current",
     }
     (folder / "garden.md").unlink()
     gone = invoke("--db", str(db_path), "index")
-    assert gone["semantic"]["removed"] == 1  # type: ignore[index]
+    assert gone["semantic"]["removed"] == 1 and gone["semantic"]["matrix"] == "written"  # type: ignore[index]
     assert vectors(db_path) == len(NOTES) - 1
     text = CliRunner().invoke(cli, ["--db", str(db_path), "index"], catch_exceptions=False).stdout
     assert "Meaning: every chunk has its vector" in text

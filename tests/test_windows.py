@@ -8,18 +8,13 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from tokenizers import Tokenizer
 
-pytest.importorskip("numpy")
-pytest.importorskip("tokenizers")
-pytest.importorskip("safetensors")
-
-from tokenizers import Tokenizer  # noqa: E402
-
-from memdex.ingest.pipeline import index_paths  # noqa: E402
-from memdex.query.meaning.embed import embed, passage_encoder, vector_model  # noqa: E402
-from memdex.query.meaning.model import ModelSpec, load_spec  # noqa: E402
-from memdex.query.meaning.windows import OVERLAP, Windows  # noqa: E402
-from memdex.store import db  # noqa: E402
+from memdex.ingest.pipeline import index_paths
+from memdex.query.meaning.embed import embed, passage_encoder, vector_model
+from memdex.query.meaning.model import ModelSpec, load_spec
+from memdex.query.meaning.windows import OVERLAP, Windows
+from memdex.store import db
 
 HEADING = "Garden journal > Spring planting"
 SENTENCES = [

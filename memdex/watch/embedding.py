@@ -94,9 +94,9 @@ class MeaningFollower:
             return
         from memdex.query.meaning.embed import (
             chosen_spec,
-            drop_orphans,
             embed,
             index_coverage,
+            up_to_date,
             vector_model,
         )
         from memdex.query.meaning.embed import missing as unembedded
@@ -110,8 +110,7 @@ class MeaningFollower:
         self.state["model"] = model
         if not unembedded(conn, model):  # nothing new: the model is not even loaded
             # Chunks of a batch that removed them leave vectors behind, and the matrix with them.
-            if drop_orphans(conn, model):
-                self.state["matrix"] = "written"
+            self.state["matrix"] = up_to_date(conn, spec, model).matrix
             self.state["off"] = None
             return
         encoder = self._encoder_for(spec)

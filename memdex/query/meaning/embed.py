@@ -156,7 +156,7 @@ def embed_index(
     chosen = check_coverage(coverage) if coverage else index_coverage(conn, spec) or DEFAULT_COVERAGE
     name = vector_model(spec, chosen)
     if not missing(conn, name):  # nothing to embed: no model loaded
-        return EmbedReport(name, removed=drop_orphans(conn, name))
+        return up_to_date(conn, spec, name)
     encoder = passage_encoder(spec, batch_size=batch_size, threads=threads)
     return embed(conn, encoder, progress=progress, coverage=chosen)
 
@@ -185,15 +185,6 @@ def chosen_spec(
     return spec.at(
         check_precision(precision) if precision else index_precision(conn, spec) or DEFAULT_PRECISION
     )
-
-
-def drop_orphans(conn: sqlite3.Connection, model: str) -> int:
-    "Remove the vectors whose chunk is gone, and write ``model``'s matrix file again if any were."
-    with db.transaction(conn):
-        removed = int(conn.execute(db.query("vectors_orphans_delete")).rowcount)
-    if removed:
-        refresh(conn, model)
-    return removed
 
 
 def embed(
@@ -226,13 +217,7 @@ def embed(
     total = missing(conn, model) if progress else 0
     if limit is not None:
         total = min(total, limit)
-    # Where the model is, absolute: searches run from any folder read it there.
-    about = {"name": model, "dim": encoder.spec.dim, "source": str(encoder.spec.path.resolve())}
-    known = conn.execute(db.query("embedding_model_known"), {"name": model}).fetchone()
-    if known is None or known["source"] != about["source"]:
-        # First: the vectors of a run killed early are usable, and found. Again when the
-        # model was moved (or stored relative by an older memdex) and named anew.
-        _record(conn, about)
+    about = _recorded(conn, encoder.spec, model)
     done: set[int] = set()
     while limit is None or report.embedded + report.reused < limit:
         size = BATCH if limit is None else min(BATCH, limit - report.embedded - report.reused)
@@ -245,15 +230,44 @@ def embed(
         _embed_batch(conn, encoder, windows, model, rows, report)
         if progress:
             progress(report.embedded + report.reused, total)
+    _settle(conn, about, report, write_matrix)
+    report.seconds = round(time.perf_counter() - started, 3)
+    report.cpu_seconds = round(time.process_time() - cpu, 3)
+    return report
+
+
+def up_to_date(
+    conn: sqlite3.Connection, spec: ModelSpec, model: str, write_matrix: bool = True
+) -> EmbedReport:
+    """What ``embed`` does when no chunk lacks a vector of ``model``, without loading the model:
+    record where its files are, remove the vectors of chunks that are gone, write the matrix."""
+    report = EmbedReport(model)
+    _settle(conn, _recorded(conn, spec, model), report, write_matrix)
+    return report
+
+
+def _recorded(conn: sqlite3.Connection, spec: ModelSpec, model: str) -> dict[str, object]:
+    "The row ``embedding_models`` holds for ``model``, written when it has none or another place."
+    # Where the model is, absolute: searches run from any folder read it there.
+    about: dict[str, object] = {"name": model, "dim": spec.dim, "source": str(spec.path.resolve())}
+    known = conn.execute(db.query("embedding_model_known"), {"name": model}).fetchone()
+    if known is None or known["source"] != about["source"]:
+        # First: the vectors of a run killed early are usable, and found. Again when the
+        # model was moved (or stored relative by an older memdex) and named anew.
+        _record(conn, about)
+    return about
+
+
+def _settle(
+    conn: sqlite3.Connection, about: dict[str, object], report: EmbedReport, write_matrix: bool
+) -> None:
+    "After the batches: vectors of chunks that are gone removed, the model recorded, the matrix written."
     with db.transaction(conn):
         report.removed = conn.execute(db.query("vectors_orphans_delete")).rowcount
     if report.embedded or report.reused or report.removed:
         _record(conn, about)  # the model of the newest vectors is the one searches use
     if write_matrix:
-        report.matrix = refresh(conn, model)
-    report.seconds = round(time.perf_counter() - started, 3)
-    report.cpu_seconds = round(time.process_time() - cpu, 3)
-    return report
+        report.matrix = refresh(conn, str(about["name"]))
 
 
 def _record(conn: sqlite3.Connection, about: dict[str, object]) -> None:
