@@ -20,8 +20,8 @@ from typing import Any, BinaryIO, Literal
 
 from memdex.errors import InvalidParameter, MemdexError
 
-# The model memdex ships (memdex/models/): all-MiniLM-L6-v2 at int8, its word embeddings
-# quantised too, so that it fits the package (scripts/package_model.py builds it; docs/model.md).
+# The model memdex ships (memdex/models/): all-MiniLM-L6-v2 as memdex runs it at int8, the
+# same vectors under the same name (scripts/package_model.py builds it; docs/model.md).
 # It is the model when none is named: no download, no network.
 PACKAGED_MODEL = "all-MiniLM-L6-v2-int8"
 # The Hugging Face name of the model the packaged one is made from (its full-precision form).
