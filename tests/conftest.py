@@ -30,6 +30,11 @@ from memdex.ingest.pipeline import index_paths
 from memdex.store import db
 
 REPO = Path(__file__).resolve().parent.parent
+# Words only after `memdex index` and in watchers, unless a test asks for vectors
+# (tests/test_meaning_default.py): embedding every small corpus would double the suite. Set for
+# the whole session, not per test: a module's server or watcher starts before a test's own
+# environment, and its background embedding would race the test's searches.
+os.environ["MEMDEX_INDEX_SEMANTIC"] = "0"
 SHARED_DATA = Path(os.environ.get("MEMDEX_SHARED_DATA", REPO.parent / "shared" / "data")).resolve()
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SAMPLE = REPO / "memdex" / "sample-corpus"
@@ -63,9 +68,6 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, session_cache:
     monkeypatch.setenv("MEMDEX_RAISE_ERRORS", "1")
     # No progress lines in what a test reads unless it asks (tests/test_progress.py does).
     monkeypatch.setenv("MEMDEX_PROGRESS_SECONDS", "3600")
-    # Words only after `memdex index` and in the watcher, unless a test asks for vectors
-    # (tests/test_meaning_default.py): embedding every small corpus would double the suite.
-    monkeypatch.setenv("MEMDEX_INDEX_SEMANTIC", "0")
     monkeypatch.delenv("MEMDEX_IGNORE", raising=False)
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "MEMDEX_MODEL"):
         monkeypatch.delenv(name, raising=False)

@@ -152,7 +152,9 @@ def test_the_watcher_embeds_an_index_of_words_in_the_background_and_answers_sear
         code, out_text, err = memdex(db_path, "status", "--json", served=False)
         status = json.loads(out_text)
         assert status["semantic"]["models"][0]["vectors"] == status["semantic"]["chunks"] == len(NOTES)
-        assert status["server"]["running"] is True
+        assert status["server"]["running"] is True and status["server"]["command"] == "memdex watch"
+        code, out_text, err = memdex(db_path, "status", served=False)
+        assert f"Server: memdex watch (pid {proc.pid}," in out_text
         # A new note: words at once, its vector after, from the same process.
         (folder / "bikes.md").write_text("# Bicycle\n\nThe chain needs oil after the rainy rides.\n")
         wait_until(lambda: vectors(db_path) == len(NOTES) + 1, timeout=60)

@@ -360,7 +360,8 @@ def _server_line(server: dict[str, Any]) -> str:
     )
     mode = ", read-only" if server.get("read_only") else ""
     return (
-        f"Server: memdex serve (pid {server.get('pid')}, since {server.get('started_at')}{mode}) "
+        f"Server: {server.get('command', 'memdex serve')} (pid {server.get('pid')}, "
+        f"since {server.get('started_at')}{mode}) "
         f"on {server.get('socket')}{http}; {served}"
     )
 

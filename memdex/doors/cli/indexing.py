@@ -278,7 +278,7 @@ def watch(
     watcher = service.WatchService(
         ctx.obj, [Path(os.path.abspath(r)) for r in roots], debounce=debounce, kind=kind, scope=scope
     )
-    ctx.exit(run(Server(ctx.obj, watcher=watcher)))  # `memdex serve` without --http: one process
+    ctx.exit(run(Server(ctx.obj, watcher=watcher, command="watch")))  # `memdex serve` without --http
 
 
 def _self_command() -> list[str]:

@@ -47,7 +47,12 @@ class Server:
     "The resident process of one index: socket, watcher, optional HTTP, warm engine."
 
     def __init__(
-        self, db_path: Path, *, watcher: WatchService | None = None, http: HttpServer | None = None
+        self,
+        db_path: Path,
+        *,
+        watcher: WatchService | None = None,
+        http: HttpServer | None = None,
+        command: str = "serve",  # what started it, for `memdex status`: serve, or watch
     ) -> None:
         self.db_path = db_path
         self.socket = Path(socket_path(str(db_path)))
@@ -63,6 +68,7 @@ class Server:
         self._listener: _Listener | None = None
         self.state: dict[str, Any] = {
             "pid": os.getpid(),
+            "command": f"memdex {command}",
             "version": __version__,
             "db": str(db_path),
             "socket": str(self.socket),
