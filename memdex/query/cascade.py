@@ -17,17 +17,20 @@ all-terms passes come first, by layer; each carries the layer that first found i
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from memdex.errors import QuerySyntaxError
 from memdex.models import Candidate, Hit, LayerRun
-from memdex.query import ranking, synonyms
+from memdex.query import period, ranking, synonyms
 from memdex.query.passages import LeftOut, choose
 from memdex.query.ranking import (
     BODY_WEIGHT,
     CHUNK_CONTEXT_WEIGHT,
+    DATE_LAYER,
     LAYER_NAMES,
     MEANING_LAYER,
     SYNONYM_WEIGHT,
@@ -188,6 +191,54 @@ class Cascade:
             for doc, cid in best_chunks(self.conn, topic_only, self.terms).items():
                 if cid not in self.chunk_hits:
                     self.chunk_hits[cid] = Candidate(doc, 5, first_layer[doc], topic_score[doc], {cid: 0.0})
+
+    def fill_dated(self) -> None:
+        """The rest of a short period the query names, after what its words found there
+        (ranking.DATED_FILL_DAYS): a document dated then that shares no word is still what the
+        question may be about. Only while the words found fewer documents than asked for."""
+        since, until = self.parsed.window()
+        if since is None or until is None:
+            return
+        if (date.fromisoformat(until) - date.fromisoformat(since)).days + 1 > ranking.DATED_FILL_DAYS:
+            return
+        room = self.limit - self.documents_found()
+        if room <= 0:
+            return
+        sql = db.query("period_documents")
+        started = time.perf_counter()
+        rows = self.conn.execute(sql, self.params).fetchall()
+        ms = round((time.perf_counter() - started) * 1000, 3)
+        found = {c.document_id for c in self.chunk_hits.values()} | set(self.candidates)
+        extra = [r["document_id"] for r in rows if r["document_id"] not in found][:room]
+        run = LayerRun(
+            DATE_LAYER,
+            LAYER_NAMES[DATE_LAYER],
+            "",
+            "date",
+            db.render_sql(sql, self.params),
+            found=len(rows),
+            new=len(extra),
+            ms=ms,
+        )
+        self.layers.append(run)
+        if not extra:
+            return
+        first: dict[int, int] = {}
+        if self.granularity == "chunk":
+            for r in self.conn.execute(db.query("chunks_of_documents"), {"ids": json.dumps(extra)}):
+                first.setdefault(r["document_id"], r["id"])
+        for doc in extra:
+            cand = Candidate(doc, ranking.DATED_STAGE, DATE_LAYER, 0.0)
+            self.candidates[doc] = cand
+            if doc in first:
+                cand.chunks[first[doc]] = 0.0
+                self.chunk_hits[first[doc]] = Candidate(
+                    doc, ranking.DATED_STAGE, DATE_LAYER, 0.0, {first[doc]: 0.0}
+                )
+        self.notes.append(
+            f"{len(extra)} more dated {period.describe(self.parsed.date_words, since, until)} "
+            "share no word with the query: shown after the matches"
+        )
 
     def _too_common(self, terms: list[Term]) -> set[str]:
         "Phrases of the terms in too many passages to rank by (ranking.COMMON_SHARE)."

@@ -15,6 +15,7 @@ from itertools import islice
 from typing import Any
 
 from memdex.query.ranking import (
+    DATE_LAYER,
     LAYER_NAMES,
     MEANING_LAYER,
     SYNONYM_COVERAGE,
@@ -24,6 +25,9 @@ from memdex.query.ranking import (
 from memdex.query.terms import Term
 from memdex.tokens import WORD, fold, has_cjk, prefixes_of, split_words, stem, tokens, tokens_among
 
+# why_relevant's "match" for a layer that matched no word: meaning's, or a date's (the period a
+# question names, Cascade.fill_dated); the word layers say "all" or "any".
+_MATCH = {MEANING_LAYER: "meaning", DATE_LAYER: "date"}
 SNIPPET_WORDS = 32
 MARK_OPEN, MARK_CLOSE = "«", "»"  # not ** : memories are markdown and use it themselves
 
@@ -122,16 +126,19 @@ class Explainer:
         mode = "all terms" if stage <= 4 else "any term"
         if layer == MEANING_LAYER:
             mode = "near in meaning"
+        elif layer == DATE_LAYER:
+            mode = "dated in the period asked about"
         parts = [f"{m['term']} [{', '.join(m['fields'])}]" for m in matched]
         parts += [f"{v['synonym']} (synonym of {v['term']}) [{', '.join(v['fields'])}]" for v in via]
-        found = "; ".join(parts) or ("none of the words" if layer == MEANING_LAYER else "raw FTS5 query")
+        unmatched = "none of the words" if layer in (MEANING_LAYER, DATE_LAYER) else "raw FTS5 query"
+        found = "; ".join(parts) or unmatched
         summary = f"layer {layer} ({LAYER_NAMES[layer]}, {mode}): {found}"
         if missing:
             summary += f"; not found: {', '.join(missing)}"
         why = {
             "layer": layer,
             "layer_name": LAYER_NAMES[layer],
-            "match": "meaning" if layer == MEANING_LAYER else "all" if stage <= 4 else "any",
+            "match": _MATCH.get(layer) or ("all" if stage <= 4 else "any"),
             "terms": matched,
             "synonyms": via,
             "missing": missing,

@@ -32,6 +32,15 @@ DATE_LAYER = 0  # a query of dates alone: a result found by its date (query/list
 # and the query's own words outrank synonyms.
 LAYER_WEIGHT = {0: 1.0, 1: 1.0, 2: 0.9, 3: 0.85, 4: 0.75, 5: 0.7}
 
+# -- a time the question names, with words (query/cascade.py, Cascade.fill_dated) --------------
+# "What kitchen appliance did I buy 10 days ago?": the conversation that says "I just got a
+# smoker today" shares no word with the question, yet the question says when. When a query
+# names a period of at most DATED_FILL_DAYS days and its words find fewer results than asked
+# for in it, the period's other documents follow the words' (newest first; at chunk
+# granularity each by its first chunk), marked as found by their date alone (layer 0).
+DATED_FILL_DAYS = 7
+DATED_STAGE = 7  # after every stage of the words (1-5) and meaning's own (6)
+
 # -- a period (a query of dates alone, query/listing.py) ------------------------------------
 # Its documents are listed newest first: by date alone, no weight. Nothing measures what a
 # mix of date and importance would gain -- no set has judgements of "what mattered in

@@ -78,7 +78,8 @@ def choose(
 
 def _packing_order(units: list[Unit], conversations: dict[int, ConversationView]) -> list[Unit]:
     """The best unit first, then the others by their score for the budget they take: another
-    speaker's long message after what the person said (``ranking.packing_score``)."""
+    speaker's long message after what the person said (``ranking.packing_score``); units of
+    documents found by their date alone last."""
 
     def key(unit: Unit) -> float:
         conv = conversations.get(unit.document_id)
@@ -88,7 +89,8 @@ def _packing_order(units: list[Unit], conversations: dict[int, ConversationView]
         role = "user" if any(t.role in ranking.PERSON_ROLES for t in turns) else turns[0].role
         return ranking.packing_score(unit.score, role, sum(t.est_tokens for t in turns))
 
-    return units[:1] + sorted(units[1:], key=lambda u: -key(u))
+    # What only its date found (Cascade.fill_dated) comes after every unit a word found.
+    return units[:1] + sorted(units[1:], key=lambda u: (u.candidate.stage == ranking.DATED_STAGE, -key(u)))
 
 
 def _pack(

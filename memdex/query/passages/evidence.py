@@ -41,6 +41,7 @@ class _Piece:
     text: str  # what was said, without the speaker's label
     tokens: list[str]
     weight: float  # how much its words count for its speaker (ranking.role_weight)
+    role: str = ""  # its speaker's ("user", "assistant", ...); "" for a chunk
     words: float = 0.0  # its score by the query's words and then the related words
     near: float = 0.0  # what its neighbours' words add
 
@@ -86,6 +87,9 @@ def units(
             out.append(Unit(first.words + first.prior, c, first.chunk_id, c.document_id))
             continue
         chosen = [p for p in own if p.words > 0 or p.near > 0]
+        if not chosen and c.stage == ranking.DATED_STAGE:
+            # found by its date alone: what the person said then, each with its context
+            chosen = [p for p in own if p.role in ranking.PERSON_ROLES]
         if not chosen:  # found by its title or by meaning: the chunk as it is
             out.append(Unit(first.prior, c, first.chunk_id, c.document_id, [p.positions[0] for p in own]))
         out += [
@@ -134,5 +138,7 @@ def _pieces(
             continue
         for p, t in enumerate(conv.turns):
             if t.chunk_id == cid:
-                pieces.append(_Piece(c, cid, prior, [p], t.said, t.tokens, ranking.role_weight(t.role)))
+                pieces.append(
+                    _Piece(c, cid, prior, [p], t.said, t.tokens, ranking.role_weight(t.role), t.role)
+                )
     return pieces
