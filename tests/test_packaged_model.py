@@ -108,3 +108,44 @@ def test_embed_with_no_model_keeps_the_model_the_index_has(minilm: Path, sample:
     assert first.embedded > 0
     again = embed_index(sample)  # no model: the index's own, at its precision: nothing to embed
     assert again.model == first.model and again.embedded == 0 and again.reused == 0
+
+
+def test_an_index_embedded_with_the_full_model_keeps_meaning_when_that_folder_is_gone(
+    minilm: Path, tmp_path: Path
+) -> None:
+    "Its vectors are the packaged model's own: a cleared hub cache or a deleted folder costs nothing."
+    import shutil
+
+    model = tmp_path / "all-MiniLM-L6-v2"
+    shutil.copytree(minilm, model)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for name, text in NOTES.items():
+        (notes / name).write_text(text, encoding="utf-8")
+    db = str(tmp_path / "notes.db")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--db", db, "index", str(notes)], catch_exceptions=False).exit_code == 0
+    done = runner.invoke(cli, ["--db", db, "embed", "--model", str(model), "--precision", "int8", "--json"])
+    assert done.exit_code == 0 and json.loads(done.output)["embedded"] == len(NOTES), done.output
+    shutil.rmtree(model)
+    query = "when should vegetables in the garden get their water"
+    done = runner.invoke(cli, ["--db", db, "search", query, "--json"], catch_exceptions=False)
+    found = json.loads(done.output)
+    assert found["semantic"]["used"] is True, found["notes"]
+    assert found["results"][0]["path"].endswith("garden.md")
+    # vectors of another precision are not the packaged model's: the folder is still missed
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE embedding_models SET name = replace(name, '-int8@', '-fp32@')")
+    done = runner.invoke(cli, ["--db", db, "search", query, "--json"], catch_exceptions=False)
+    found = json.loads(done.output)
+    assert found["semantic"]["used"] is False
+    assert any("no longer at" in note for note in found["notes"]), found["notes"]
+    with conn:
+        conn.execute("UPDATE embedding_models SET name = replace(name, '-fp32@', '-int8@')")
+    conn.close()
+    # `memdex embed` then keeps the vectors, and records where the model now is
+    again = json.loads(runner.invoke(cli, ["--db", db, "embed", "--json"], catch_exceptions=False).output)
+    assert again["embedded"] == 0 and again["model"].startswith(load_spec(packaged_path()).name + "@")
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT source FROM embedding_models").fetchone()[0] == str(packaged_path())

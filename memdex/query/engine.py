@@ -178,7 +178,7 @@ def encoder_key(row: sqlite3.Row) -> Key:
     from memdex.query.meaning import model_path
     from memdex.query.meaning.model import precision_of
 
-    return model_path(row["source"]), precision_of(row["name"])
+    return model_path(row["source"], row["name"]), precision_of(row["name"])
 
 
 @contextmanager

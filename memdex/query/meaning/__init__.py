@@ -74,10 +74,12 @@ def current_model(conn: sqlite3.Connection) -> sqlite3.Row | None:
     return conn.execute(db.query("embedding_model_current")).fetchone()
 
 
-def model_path(source: str) -> Path:
+def model_path(source: str, name: str | None = None) -> Path:
     """Where the model's files are: $MEMDEX_EMBED_MODEL when set, else where `memdex embed` read
-    them; the packaged model of this install when those were the packaged model of another
-    (memdex reinstalled elsewhere; a search compares the names before it trusts the files)."""
+    them; else the model memdex ships, when its vectors are the ones stored (``name``: the
+    packaged model runs the full all-MiniLM-L6-v2 at int8 bit for bit, so a hub cache cleared or
+    a folder deleted costs nothing), or when those files were the packaged model of another
+    install (a search compares the names before it trusts the files)."""
     from memdex.errors import MemdexError
     from memdex.query.meaning.model import MODEL_ENV, PACKAGED_MODEL, resolve_model
 
@@ -85,11 +87,25 @@ def model_path(source: str) -> Path:
     if override:
         return resolve_model(override)
     path = Path(source)
-    if not path.is_dir() and path.name == PACKAGED_MODEL and path.parent.name == "models":
+    if path.is_dir():
+        return path
+    if path.name == PACKAGED_MODEL and path.parent.name == "models":
         return resolve_model(None)
-    if not path.is_dir():
-        raise MemdexError(
-            f"the embedding model is no longer at {path}: set {MODEL_ENV} to its folder, "
-            "or run `memdex embed --model PATH` again"
-        )
-    return path
+    if name is not None and _packaged_makes(name):
+        return resolve_model(None)
+    raise MemdexError(
+        f"the embedding model is no longer at {path}: set {MODEL_ENV} to its folder, "
+        "or run `memdex embed --model PATH` again"
+    )
+
+
+def _packaged_makes(name: str) -> bool:
+    "Are vectors stored under ``name`` the packaged model's own?"
+    from memdex.errors import MemdexError
+    from memdex.query.meaning.embed import same_model
+    from memdex.query.meaning.model import load_spec, resolve_model
+
+    try:
+        return same_model(name, load_spec(resolve_model(None)))
+    except MemdexError:  # an install without its model: nothing to fall back on
+        return False

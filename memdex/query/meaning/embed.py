@@ -106,7 +106,7 @@ def index_model(conn: sqlite3.Connection) -> Path | None:
     if row is None:
         return None
     try:
-        return model_path(row["source"])
+        return model_path(row["source"], row["name"])
     except MemdexError:  # its files are gone: the default model embeds anew
         return None
 
