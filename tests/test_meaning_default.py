@@ -158,6 +158,14 @@ def test_the_watcher_embeds_an_index_of_words_in_the_background_and_answers_sear
         # A new note: words at once, its vector after, from the same process.
         (folder / "bikes.md").write_text("# Bicycle\n\nThe chain needs oil after the rainy rides.\n")
         wait_until(lambda: vectors(db_path) == len(NOTES) + 1, timeout=60)
+        # A new root handed over by `memdex index`: the watcher embeds it too.
+        more = tmp_path / "more"
+        more.mkdir()
+        (more / "tea.md").write_text("# Tea\n\nGreen tea wants water below boiling, about eighty degrees.\n")
+        code, out_text, err = memdex(db_path, "index", str(more), "--json", served=False, **env)
+        assert code == 0 and "it does this indexing" in err, err
+        assert "semantic" not in json.loads(out_text)  # the watcher's to make, not this command's
+        wait_until(lambda: vectors(db_path) == len(NOTES) + 2, timeout=60)
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(30) == 0, log.read_text()
@@ -176,3 +184,72 @@ def test_the_library_indexes_as_the_command_line_does(tmp_path: Path) -> None:
         assert found.semantic is not None and found.semantic["used"] is True
         assert found.hits[0].path.endswith("garden.md")
     assert vectors(tmp_path / "words.db") == 0
+
+
+def test_a_model_that_cannot_be_had_is_reported_and_the_words_stay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    "Indexing never fails for the vectors: the report says why there are none, and the words are in."
+    folder, db_path = notes(tmp_path / "notes"), tmp_path / "n.db"
+    monkeypatch.setenv("MEMDEX_EMBED_MODEL", str(tmp_path / "no-such-model"))
+    report = invoke("--db", str(db_path), "index", str(folder))
+    assert report["added"] == len(NOTES) and vectors(db_path) == 0
+    assert "no vectors made" in report["semantic"]["skipped"]  # type: ignore[index]
+    assert "no-such-model" in report["semantic"]["skipped"]  # type: ignore[index]
+    done = CliRunner().invoke(cli, ["--db", str(db_path), "index", str(folder)], catch_exceptions=False)
+    assert done.exit_code == 0
+    assert "3 unchanged" in done.stdout and "Words only: no vectors made" in done.stdout
+
+
+def test_the_index_model_named_by_the_environment_is_the_one_used(
+    tmp_path: Path, minilm: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder, db_path = notes(tmp_path / "notes"), tmp_path / "n.db"
+    monkeypatch.setenv("MEMDEX_EMBED_MODEL", str(minilm))
+    invoke("--db", str(db_path), "index", str(folder))
+    with sqlite3.connect(db_path) as conn:
+        assert conn.execute("SELECT source FROM embedding_models").fetchone()[0] == str(minilm.resolve())
+
+
+def test_vectors_never_switch_model_silently_when_the_index_model_is_gone(
+    tmp_path: Path, minilm: Path
+) -> None:
+    "fp32 vectors of a folder since deleted: a new note waits for `memdex embed` to choose."
+    import shutil
+
+    model = tmp_path / "model"
+    shutil.copytree(minilm, model)
+    folder, db_path = notes(tmp_path / "notes"), tmp_path / "n.db"
+    invoke("--db", str(db_path), "index", str(folder), "--no-semantic")
+    invoke("--db", str(db_path), "embed", "--model", str(model), "--precision", "fp32")
+    shutil.rmtree(model)
+    (folder / "tea.md").write_text("# Tea\n\nGreen tea wants water below boiling.\n", encoding="utf-8")
+    report = invoke("--db", str(db_path), "index")
+    assert "no longer at" in report["semantic"]["skipped"]  # type: ignore[index]
+    assert vectors(db_path) == len(NOTES)  # nothing embedded with another model
+
+
+def test_a_server_that_cannot_start_gives_back_the_writer_lock(tmp_path: Path) -> None:
+    "Its HTTP port taken: the watcher it opened lets go of the index, for whoever comes next."
+    import socket
+
+    from memdex.doors.serve.http import HttpServer, HttpSettings
+    from memdex.doors.serve.server import Server
+    from memdex.errors import MemdexError
+    from memdex.store.lock import holder
+    from memdex.watch.service import WatchService
+
+    folder, db_path = notes(tmp_path / "notes"), tmp_path / "n.db"
+    invoke("--db", str(db_path), "index", str(folder), "--no-semantic")
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    try:
+        http = HttpServer(db_path, HttpSettings("127.0.0.1", taken.getsockname()[1]))
+        server = Server(db_path, watcher=WatchService(db_path, []), http=http)
+        with pytest.raises((MemdexError, OSError)):
+            server.run()
+    finally:
+        taken.close()
+    assert holder(db_path) is None
+    assert not Path(f"{db_path}.sock").exists()

@@ -136,13 +136,13 @@ def test_an_index_embedded_with_the_full_model_keeps_meaning_when_that_folder_is
     # vectors of another precision are not the packaged model's: the folder is still missed
     conn = sqlite3.connect(db)
     with conn:
-        conn.execute("UPDATE embedding_models SET name = replace(name, '-int8@', '-fp32@')")
+        conn.execute("UPDATE embedding_models SET name = replace(name, '-int8@', '@')")  # fp32's name
     done = runner.invoke(cli, ["--db", db, "search", query, "--json"], catch_exceptions=False)
     found = json.loads(done.output)
     assert found["semantic"]["used"] is False
     assert any("no longer at" in note for note in found["notes"]), found["notes"]
     with conn:
-        conn.execute("UPDATE embedding_models SET name = replace(name, '-fp32@', '-int8@')")
+        conn.execute("UPDATE embedding_models SET name = replace(name, '@', '-int8@')")
     conn.close()
     # `memdex embed` then keeps the vectors, and records where the model now is
     again = json.loads(runner.invoke(cli, ["--db", db, "embed", "--json"], catch_exceptions=False).output)

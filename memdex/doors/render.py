@@ -165,17 +165,17 @@ def index_text(report: dict[str, Any]) -> str:
         + f"{_n(len(new))} skipped · {_count(report['documents'], 'document')} written "
         f"in {report['seconds']:.2f} s",
     ]
-    meaning = report.get("semantic")
-    if meaning and meaning.get("skipped"):
-        lines.append(f"Words only: {meaning['skipped']}")
-    elif meaning:
-        made = meaning["embedded"] + meaning["reused"]
-        lines.append(
-            f"Meaning: {_count(made, 'chunk')} embedded in {meaning['seconds']:.1f} s ({meaning['model']})"
-            if made
-            else "Meaning: every chunk has its vector"
-        )
     return "\n".join(lines)
+
+
+def meaning_text(meaning: dict[str, Any]) -> str:
+    "What `memdex index` did for search by meaning after the words (its report's ``semantic``)."
+    if meaning.get("skipped"):
+        return f"Words only: {meaning['skipped']}"
+    made = meaning["embedded"] + meaning["reused"]
+    if not made:
+        return "Meaning: every chunk has its vector"
+    return f"Meaning: {_count(made, 'chunk')} embedded in {meaning['seconds']:.1f} s ({meaning['model']})"
 
 
 def _root_kind(root: dict[str, Any]) -> str:

@@ -35,8 +35,8 @@ LAYER_WEIGHT = {0: 1.0, 1: 1.0, 2: 0.9, 3: 0.85, 4: 0.75, 5: 0.7}
 # -- a time the question names, with words (query/cascade.py, Cascade.fill_dated) --------------
 # "What kitchen appliance did I buy 10 days ago?": the conversation that says "I just got a
 # smoker today" shares no word with the question, yet the question says when. When a query
-# names a period of at most DATED_FILL_DAYS days and its words find fewer results than asked
-# for in it, the period's other documents follow the words' (newest first; at chunk
+# names a period of at most DATED_FILL_DAYS days and its words find some results in it, but
+# fewer than asked for, the period's other documents follow the words' (newest first; at chunk
 # granularity each conversation by what the person said), marked as found by their date alone
 # (layer 0). LongMemEval, all 119, words alone (scripts/eval.py --set longmemeval --fusion
 # DATED_FILL_DAYS=N), evidence within 2,000 tokens / NDCG@10: off (0) 0.8665 / 0.9229; 1, 3, 7,

@@ -93,8 +93,8 @@ class MeaningFollower:
             self.state["off"] = f"turned off (${INDEX_ENV}); `memdex embed` makes vectors"
             return
         from memdex.query.meaning.embed import (
-            chosen_spec,
             embed,
+            following_spec,
             index_coverage,
             up_to_date,
             vector_model,
@@ -103,8 +103,9 @@ class MeaningFollower:
         from memdex.query.meaning.vectors import refresh
         from memdex.query.meaning.windows import DEFAULT_COVERAGE
 
-        # The index's own model, precision and coverage, else the model memdex ships.
-        spec = chosen_spec(conn)
+        # The index's own model, precision and coverage, else the model memdex ships; never a
+        # silent switch when the index's model cannot be found (MemdexError: said, and waited on).
+        spec = following_spec(conn)
         coverage = index_coverage(conn, spec) or DEFAULT_COVERAGE
         model = vector_model(spec, coverage)
         self.state["model"] = model

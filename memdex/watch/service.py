@@ -161,6 +161,7 @@ class WatchService:
                 self._apply(batch, first)
             for request in handoff.pending(self.db_path):
                 handoff.serve(self.conn, request, self._watch_new)
+                self.meaning.poke()  # what `memdex index` handed over gets its vectors here
             if time.monotonic() - last_check >= RECHECK_SECONDS:
                 self._check_roots(catch_up=True)
                 last_check = time.monotonic()

@@ -107,7 +107,7 @@ def index(
         memdex index --agents
     """
     from memdex.doors.progress import shown
-    from memdex.doors.render import index_notices, index_text, skipped_text
+    from memdex.doors.render import index_notices, index_text, meaning_text, skipped_text
     from memdex.watch.handoff import index_exclusive
 
     if agents:
@@ -153,26 +153,31 @@ def index(
 
     with shown("Indexing", "files", quiet) as progress:
         report = index_exclusive(ctx.obj, request, progress=progress, on_handoff=handoff)
+    problems = any(not s["known"] for s in report["skipped"])
+    if not as_json:  # what the words' run did, before the vectors: a stop while embedding keeps it said
+        if not quiet:
+            click.echo(index_text(report))
+            for line in index_notices(report):
+                click.echo(line, err=True)
+        if problems:
+            click.echo(skipped_text(report), err=True)
     if semantic is None:
         from memdex.query.meaning import vectors_follow
 
         semantic = vectors_follow()
     if semantic and not handed:  # a watcher embeds what it wrote itself
-        report["semantic"] = _embed_new(ctx, quiet or as_json)
+        report["semantic"] = _embed_new(ctx, quiet or as_json, 1 if problems else 0)
+        if not as_json and not quiet:
+            click.echo(meaning_text(report["semantic"]))
     if as_json:
         echo_json(report)
-    elif not quiet:
-        click.echo(index_text(report))
-        for line in index_notices(report):
-            click.echo(line, err=True)
-    if any(not s["known"] for s in report["skipped"]):
-        if not as_json:
-            click.echo(skipped_text(report), err=True)
+    if problems:
         ctx.exit(1)
 
 
-def _embed_new(ctx: click.Context, quiet: bool) -> dict[str, object]:
-    "Vectors for the chunks that have none (query.meaning.embed.embed_after_index); its report."
+def _embed_new(ctx: click.Context, quiet: bool, code: int) -> dict[str, object]:
+    """Vectors for the chunks that have none (query.meaning.embed.embed_after_index); its report.
+    Ctrl-C stops it with exit code 130, or ``code`` when the words' run found new problems."""
     from memdex.doors.progress import shown
     from memdex.query.meaning.embed import embed_after_index
 
@@ -186,7 +191,7 @@ def _embed_new(ctx: click.Context, quiet: bool) -> dict[str, object]:
             "kept: `memdex index` or `memdex embed` goes on from there.",
             err=True,
         )
-        ctx.exit(130)
+        ctx.exit(code or 130)
     finally:
         conn.close()
 

@@ -96,7 +96,8 @@ class Server:
         answering = ping(str(self.db_path))
         if answering is not None:
             raise MemdexError(
-                f"memdex serve (pid {answering.get('pid')}) already serves {self.db_path} on {self.socket}."
+                f"{answering.get('command') or 'memdex serve'} (pid {answering.get('pid')}) already serves "
+                f"{self.db_path} on {self.socket}."
             )
         self._refuse_a_second_writer()
         if self.watcher is not None:
@@ -122,6 +123,8 @@ class Server:
                 self._stop.wait()
         finally:
             self._close()
+            if self.watcher is not None:
+                self.watcher.release()  # its index and lock, when it failed before it ran
         return self.exit_code
 
     def _refuse_a_second_writer(self) -> None:

@@ -162,14 +162,44 @@ def embed_index(
 
 
 def embed_after_index(conn: sqlite3.Connection, progress: Progress | None = None) -> dict[str, object]:
-    """What ``memdex index`` (and ``Index.index``) adds to its report after the words: vectors for
-    the chunks that have none (``embed_index``), or why meaning cannot run here."""
+    """What ``memdex index``, ``Index.index`` and the watcher add after the words: vectors for the
+    chunks that have none, with ``following_spec``'s model; or, instead of failing the run whose
+    words are written, why not (``skipped``)."""
     from memdex.query.meaning import available
 
     missing = available()
     if missing:
         return {"skipped": f"search by meaning cannot run here: {missing}"}
-    return embed_index(conn, progress=progress).to_dict()
+    try:
+        spec = following_spec(conn)
+        return embed_index(conn, str(spec.path), precision=spec.precision, progress=progress).to_dict()
+    except (MemdexError, OSError) as exc:
+        return {"skipped": f"no vectors made: {exc}"}
+
+
+def following_spec(conn: sqlite3.Connection) -> ModelSpec:
+    """The model new chunks get vectors of without being asked (``memdex index``, the watcher):
+    $MEMDEX_EMBED_MODEL, as searches use it; else the index's own; else the one memdex ships.
+    Never a silent switch: when the index's model cannot be found (its folder gone, a drive not
+    mounted), MemdexError says so, and `memdex embed` decides."""
+    import os
+
+    from memdex.query.meaning import current_model, model_path
+    from memdex.query.meaning.model import MODEL_ENV
+
+    override = os.environ.get(MODEL_ENV)
+    if override:
+        return chosen_spec(conn, override)
+    row = current_model(conn)
+    if row is None:
+        return chosen_spec(conn)
+    spec = chosen_spec(conn, str(model_path(row["source"], row["name"])))
+    if not same_model(row["name"], spec):
+        raise MemdexError(
+            f"the index's vectors are from {row['name']}, the model at {spec.path} is "
+            f"{vector_model(spec)}: run `memdex embed --model PATH` with the model you want"
+        )
+    return spec
 
 
 def chosen_spec(
@@ -221,11 +251,12 @@ def embed(
     done: set[int] = set()
     while limit is None or report.embedded + report.reused < limit:
         size = BATCH if limit is None else min(BATCH, limit - report.embedded - report.reused)
-        rows = conn.execute(db.query("vectors_missing"), {"model": model, "limit": size}).fetchall()
+        found = conn.execute(db.query("vectors_missing"), {"model": model, "limit": size}).fetchall()
+        # A chunk embedded in this run whose vector is gone again (masked, or dropped by another
+        # process meanwhile) is left for the next run: no run loops on it.
+        rows = [r for r in found if r["id"] not in done]
         if not rows:
             break
-        if not done.isdisjoint(r["id"] for r in rows):  # each batch's vectors are committed
-            raise MemdexError(f"chunk {rows[0]['id']} was embedded but has no vector of {model} (a bug)")
         done.update(r["id"] for r in rows)
         _embed_batch(conn, encoder, windows, model, rows, report)
         if progress:
