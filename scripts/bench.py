@@ -40,6 +40,13 @@ QUERIES = [
     "rate limit graphql",
     "Chatty",
 ]
+# The folder the meaning and serve benchmarks run on, unless --corpus names another.
+SERENA_CORPUS = click.option(
+    "--corpus",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DATA / "serena-memories",
+    show_default=True,
+)
 
 
 def median_seconds(fn: Callable[[], object], runs: int) -> dict[str, float]:

@@ -131,12 +131,7 @@ def encode(model: Path, precision: str, texts_file: Path, out: Path) -> None:
 
 @cli.command()
 @click.option("--model", type=click.Path(file_okay=False, path_type=Path), default=MODEL, show_default=True)
-@click.option(
-    "--corpus",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=DATA / "serena-memories",
-    show_default=True,
-)
+@bench.SERENA_CORPUS
 @click.option("--texts", "count", default=500, show_default=True, help="Chunk texts encoded a run.")
 @click.option("--rounds", default=5, show_default=True, help="Runs of each variant, alternating.")
 @click.option(
@@ -198,12 +193,7 @@ def encoder(
 
 
 @cli.command()
-@click.option(
-    "--corpus",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=DATA / "serena-memories",
-    show_default=True,
-)
+@bench.SERENA_CORPUS
 @click.option("--model", type=click.Path(file_okay=False, path_type=Path), default=MODEL, show_default=True)
 @click.option("--rounds", default=3, show_default=True, help="Runs of each embedding, alternating.")
 @click.option(
@@ -275,12 +265,7 @@ def corpus(
 
 
 @cli.command(name="first-run")
-@click.option(
-    "--corpus",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=DATA / "serena-memories",
-    show_default=True,
-)
+@bench.SERENA_CORPUS
 @click.option("--rounds", default=3, show_default=True, help="Runs of each, alternating.")
 @click.option(
     "--python",
@@ -502,12 +487,7 @@ def _cli_searches(indexes: dict[str, Path], variants: Variants, queries: list[st
 
 
 @cli.command()
-@click.option(
-    "--corpus",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=DATA / "serena-memories",
-    show_default=True,
-)
+@bench.SERENA_CORPUS
 @click.option("--notes", default=28_600, show_default=True, help="Generated notes for the large index.")
 @click.option("--vectors", default=100_000, show_default=True, help="Random vectors in the large index.")
 @click.option("--model", type=click.Path(file_okay=False, path_type=Path), default=MODEL, show_default=True)

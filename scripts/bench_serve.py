@@ -109,12 +109,7 @@ def _cpu_seconds(pid: int) -> float:
 
 @cli.command(name="cli")
 @click.option("--db", "db_path", type=click.Path(dir_okay=False, exists=True, path_type=Path))
-@click.option(
-    "--corpus",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=DATA / "serena-memories",
-    show_default=True,
-)
+@bench.SERENA_CORPUS
 @click.option("--model", type=click.Path(file_okay=False, path_type=Path), default=MODEL, show_default=True)
 @click.option("--runs", default=21, show_default=True, help="Runs of each command, alternating.")
 @click.option(
@@ -169,12 +164,7 @@ def cli_searches(db_path: Path | None, corpus: Path, model: Path, runs: int, dae
 
 @cli.command(name="http")
 @click.option("--db", "db_path", type=click.Path(dir_okay=False, exists=True, path_type=Path))
-@click.option(
-    "--corpus",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=DATA / "serena-memories",
-    show_default=True,
-)
+@bench.SERENA_CORPUS
 @click.option("--model", type=click.Path(file_okay=False, path_type=Path), default=MODEL, show_default=True)
 @click.option("--clients", default=8, show_default=True, help="Concurrent clients.")
 @click.option("--searches", default=500, show_default=True, help="Searches each client sends.")

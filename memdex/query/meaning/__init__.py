@@ -99,6 +99,7 @@ def model_path(source: str, name: str | None = None) -> Path:
     )
 
 
+@cache  # asked by every search while the folder is gone; the package's model does not change
 def _packaged_makes(name: str) -> bool:
     "Are vectors stored under ``name`` the packaged model's own?"
     from memdex.errors import MemdexError

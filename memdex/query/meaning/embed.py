@@ -152,7 +152,27 @@ def embed_index(
     memdex ships) at the precision asked, else the one the index's vectors have (a default
     that changed never embeds an index again), else the default; every chunk without its
     vector embedded."""
-    spec = chosen_spec(conn, model, precision)
+    return embed_spec(
+        conn,
+        chosen_spec(conn, model, precision),
+        coverage=coverage,
+        batch_size=batch_size,
+        threads=threads,
+        progress=progress,
+    )
+
+
+def embed_spec(
+    conn: sqlite3.Connection,
+    spec: ModelSpec,
+    *,
+    coverage: str | None = None,
+    batch_size: int | None = None,
+    threads: int | None = None,
+    progress: Progress | None = None,
+) -> EmbedReport:
+    """Every chunk without a vector of this model embedded, at ``coverage``, else the one the
+    index has of it, else the default; the model is loaded only when some chunk lacks one."""
     chosen = check_coverage(coverage) if coverage else index_coverage(conn, spec) or DEFAULT_COVERAGE
     name = vector_model(spec, chosen)
     if not missing(conn, name):  # nothing to embed: no model loaded
@@ -171,8 +191,7 @@ def embed_after_index(conn: sqlite3.Connection, progress: Progress | None = None
     if missing:
         return {"skipped": f"search by meaning cannot run here: {missing}"}
     try:
-        spec = following_spec(conn)
-        return embed_index(conn, str(spec.path), precision=spec.precision, progress=progress).to_dict()
+        return embed_spec(conn, following_spec(conn), progress=progress).to_dict()
     except (MemdexError, OSError) as exc:
         return {"skipped": f"no vectors made: {exc}"}
 

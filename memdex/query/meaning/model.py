@@ -36,8 +36,9 @@ WEIGHTS_FILE = "model.safetensors"
 # pass runs it, at int8. A folder holds this file or WEIGHTS_FILE.
 PACKED_FILE = "memdex-int8.safetensors"
 PACKED_VOCAB = "memdex-wordpiece.txt"  # its vocabulary as wordpiece.py reads it
-# Files that decide the vectors besides the weights; their content keys the model's name.
-_IDENTITY_FILES = (
+# Files that decide the vectors besides the weights: their content keys the model's name, and a
+# packed model keeps them as they are (packaged.py).
+CONFIG_FILES = (
     "config.json",
     "tokenizer.json",
     "modules.json",
@@ -239,7 +240,7 @@ def model_name(path: Path) -> str:
     if not (path / WEIGHTS_FILE).is_file() and packed.is_file():
         return _packed_name(packed)
     digest = hashlib.sha256()
-    for relative in _IDENTITY_FILES:
+    for relative in CONFIG_FILES:
         file = path / relative
         if file.is_file():
             digest.update(relative.encode() + b"\0" + file.read_bytes() + b"\0")

@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 
 from memdex.errors import MemdexError
 from memdex.query.meaning.model import (
+    CONFIG_FILES,
     PACKED_FILE,
     PACKED_VOCAB,
     ModelSpec,
@@ -45,15 +46,6 @@ from memdex.query.meaning.weights import (
 )
 
 FORMAT = "memdex-packed-int8-2"  # change it when the file's layout changes
-# The files of a model folder a packed model keeps as they are (what load_spec reads)
-CONFIG_FILES = (
-    "config.json",
-    "tokenizer.json",
-    "modules.json",
-    "sentence_bert_config.json",
-    "config_sentence_transformers.json",
-    "1_Pooling/config.json",
-)
 _NORMS = ("attn_norm", "attn_norm_bias", "out_norm", "out_norm_bias")
 
 
