@@ -80,11 +80,18 @@ NOTES = {
 }
 
 
-def test_embed_with_no_model_runs_the_packaged_one_and_a_paraphrase_finds_the_note(tmp_path: Path) -> None:
-    notes = tmp_path / "notes"
-    notes.mkdir()
+PARAPHRASE = "when should vegetables in the garden get their water"  # shares no word with garden.md
+
+
+def _notes(folder: Path) -> Path:
+    folder.mkdir()
     for name, text in NOTES.items():
-        (notes / name).write_text(text, encoding="utf-8")
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def test_embed_with_no_model_runs_the_packaged_one_and_a_paraphrase_finds_the_note(tmp_path: Path) -> None:
+    notes = _notes(tmp_path / "notes")
     db = str(tmp_path / "notes.db")
     runner = CliRunner()
     done = runner.invoke(cli, ["--db", db, "index", str(notes)], catch_exceptions=False)
@@ -94,7 +101,7 @@ def test_embed_with_no_model_runs_the_packaged_one_and_a_paraphrase_finds_the_no
     report = json.loads(done.output)
     assert report["model"].startswith(load_spec(packaged_path()).name + "@")
     assert report["embedded"] == len(NOTES)
-    query = "when should vegetables in the garden get their water"  # shares no word with the note
+    query = PARAPHRASE
     done = runner.invoke(cli, ["--db", db, "search", query, "--json"], catch_exceptions=False)
     assert done.exit_code == 0, done.output
     found = json.loads(done.output)
@@ -118,17 +125,14 @@ def test_an_index_embedded_with_the_full_model_keeps_meaning_when_that_folder_is
 
     model = tmp_path / "all-MiniLM-L6-v2"
     shutil.copytree(minilm, model)
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    for name, text in NOTES.items():
-        (notes / name).write_text(text, encoding="utf-8")
+    notes = _notes(tmp_path / "notes")
     db = str(tmp_path / "notes.db")
     runner = CliRunner()
     assert runner.invoke(cli, ["--db", db, "index", str(notes)], catch_exceptions=False).exit_code == 0
     done = runner.invoke(cli, ["--db", db, "embed", "--model", str(model), "--precision", "int8", "--json"])
     assert done.exit_code == 0 and json.loads(done.output)["embedded"] == len(NOTES), done.output
     shutil.rmtree(model)
-    query = "when should vegetables in the garden get their water"
+    query = PARAPHRASE
     done = runner.invoke(cli, ["--db", db, "search", query, "--json"], catch_exceptions=False)
     found = json.loads(done.output)
     assert found["semantic"]["used"] is True, found["notes"]

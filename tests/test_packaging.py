@@ -16,13 +16,20 @@ REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
 
 
-def test_wheel_contains_schema_and_sample_and_runs_the_demo(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    "The wheel `pip wheel .` builds, once for the module (the model makes it 54 MB)."
+    folder = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(tmp_path), str(REPO)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(folder), str(REPO)],
         check=True,
         capture_output=True,
     )
-    (wheel,) = tmp_path.glob("memdex-*.whl")
+    (built,) = folder.glob("memdex-*.whl")
+    return built
+
+
+def test_wheel_contains_schema_and_sample_and_runs_the_demo(wheel: Path, tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     migrations = {p.name for p in (REPO / "schema" / "migrations").glob("*.sql")}
     queries = {p.name for p in (REPO / "schema" / "queries").glob("*.sql")}
@@ -54,15 +61,9 @@ def test_wheel_contains_schema_and_sample_and_runs_the_demo(tmp_path: Path) -> N
     assert "19 documents written" in out.stdout
 
 
-def test_from_the_wheel_alone_a_paraphrase_is_found_by_meaning_offline(tmp_path: Path) -> None:
+def test_from_the_wheel_alone_a_paraphrase_is_found_by_meaning_offline(wheel: Path, tmp_path: Path) -> None:
     """`pip install memdex` searches by meaning with no network and no flag: the model is in the
     wheel, and `memdex index` embeds with it, with an empty home and cache, no hub."""
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(tmp_path), str(REPO)],
-        check=True,
-        capture_output=True,
-    )
-    (wheel,) = tmp_path.glob("memdex-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     packed = REPO / "memdex" / "models" / "all-MiniLM-L6-v2-int8"
     assert {
