@@ -29,6 +29,7 @@ from pathlib import Path
 import click
 
 import memdex
+from memdex.query.meaning import INDEX_ENV
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # scripts/synth.py, the corpus generator
@@ -73,6 +74,16 @@ def shown(path: Path) -> str:
     return full.name
 
 
+def words_only() -> None:
+    """Measure words alone unless a run asks for meaning. Since issue 39 ``memdex index``,
+    ``Index.index()`` and the watcher give what they write vectors with the packaged model,
+    and a search uses them when they are there: a figure of words would wait on the model,
+    or search by meaning unasked. Each benchmark and evaluation calls this first; what
+    measures meaning embeds on purpose (``--model``; ``bench_meaning.py first-run`` clears it
+    for the processes it times)."""
+    os.environ.setdefault(INDEX_ENV, "0")
+
+
 def run_quiet(args: list[str]) -> None:
     subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
 
@@ -80,6 +91,7 @@ def run_quiet(args: list[str]) -> None:
 @click.group()
 def cli() -> None:
     "Benchmarks of memdex (JSON on stdout)."
+    words_only()
 
 
 @cli.command()

@@ -33,6 +33,8 @@ import click
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+import bench  # noqa: E402  (scripts/: the benchmarks' helpers)
+
 from memdex.agents import PLUGIN_DIR  # noqa: E402
 from memdex.agents.context import DEFAULT_TOKENS, estimate  # noqa: E402
 
@@ -127,6 +129,7 @@ def measure(project: Path, db: Path, runs: int) -> dict[str, object]:
 @click.group()
 def cli() -> None:
     "Benchmarks of memdex inside coding agents."
+    bench.words_only()
 
 
 @cli.command()

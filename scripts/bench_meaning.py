@@ -58,6 +58,7 @@ QUERIES = [
 @click.group()
 def cli() -> None:
     "Benchmarks of search by meaning."
+    bench.words_only()
 
 
 # -- the encoder and `memdex embed`: this memdex beside a previous one (issue 30) ------------

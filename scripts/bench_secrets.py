@@ -35,6 +35,8 @@ import click
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+import bench  # noqa: E402  (scripts/: the benchmarks' helpers)
+
 from memdex import secrets  # noqa: E402
 
 SHARED = HERE.parent.parent / "shared" / "data"
@@ -93,6 +95,7 @@ def detect_secrets_plugins() -> list[tuple[str, object]]:
 @click.group()
 def cli() -> None:
     "Measure secret masking on real logs."
+    bench.words_only()
 
 
 @cli.command()

@@ -57,6 +57,7 @@ QUERIES = [
 @click.group()
 def cli() -> None:
     "Benchmarks of memdex serve."
+    bench.words_only()
 
 
 def _build(db_path: Path, corpus: Path, model: Path) -> None:

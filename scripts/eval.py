@@ -41,6 +41,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
+import bench
 import click
 
 import memdex
@@ -835,6 +836,7 @@ def main(
 
         python scripts/eval.py --set serena --split dev
     """
+    bench.words_only()  # --model embeds, on purpose
     with tempfile.TemporaryDirectory() as tmp:
         folder = work or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)

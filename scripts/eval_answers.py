@@ -33,6 +33,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import bench
 import click
 from eval import (
     CHATS,
@@ -235,6 +236,7 @@ def main(which: str, split: str | None, no_llm: bool, min_relevance: float | Non
 
         python scripts/eval_answers.py --set serena --split test
     """
+    bench.words_only()
     settings = Settings.from_env()
     with tempfile.TemporaryDirectory() as tmp:
         folder = work or Path(tmp)

@@ -34,6 +34,7 @@ import traceback
 from collections import defaultdict
 from pathlib import Path
 
+import bench
 import click
 import Stemmer
 
@@ -71,6 +72,7 @@ def build_index(folder: Path) -> memdex.Index:
 @click.group()
 def cli() -> None:
     "Word-level checks of memdex on the shared corpora (JSON out)."
+    bench.words_only()
 
 
 @cli.command()
