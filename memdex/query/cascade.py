@@ -367,7 +367,12 @@ class Cascade:
         if r.granularity == "chunk" and self.ranked():
             # what of the ranked chunks is handed out: windows of conversations' messages
             picked = choose(
-                self.conn, self.ranked(), explainer_for(self.conn, self.terms), r.max_tokens, self.limit
+                self.conn,
+                self.ranked(),
+                explainer_for(self.conn, self.terms),
+                r.max_tokens,
+                self.limit,
+                personal=self.parsed.personal,
             )
             if picked is not None:
                 self.related = picked.related

@@ -22,6 +22,14 @@ from memdex.query import period
 from memdex.tokens import STOPWORDS, WORD
 
 POSSESSIVES = True
+# A question about whoever asks it has one of these words (ParsedQuery.personal), unless it
+# asks what the other side of a conversation said ("did you say", "you mentioned").
+FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself"})
+_CITES_OTHER = re.compile(
+    r"\bdid you\b|\byou (?:said|mentioned|told|suggested|recommended|provided|gave|shared|listed|"
+    r"explained|wrote|described|noted)\b",
+    re.IGNORECASE,
+)
 MAX_TERMS = 32  # a pasted paragraph is still a query, of its 32 most useful words
 _YEAR = re.compile(r"^(19|20)\d\d$")
 
@@ -116,6 +124,10 @@ class ParsedQuery:
     date_words: list[str] = field(default_factory=list)
     spans: list[period.Span] = field(default_factory=list)  # relative dates: "last week"
     month_names: list[str] = field(default_factory=list)  # month words read as names (MONTH_LEADS)
+    # Does it ask about whoever asks it ("How many instruments do I own?")? Then what they said
+    # is the evidence (ranking.PERSON_WEIGHT); not when it asks what the other side said
+    # ("how many eggs did you say we need?"): see ``asks_about_asker``.
+    personal: bool = False
 
     @property
     def key_terms(self) -> list[Term]:
@@ -160,7 +172,7 @@ def tokens(text: str) -> list[str]:
 
 def parse_query(text: str, *, date_words: bool = True) -> ParsedQuery:
     "Split a query into terms, pulling month and year words out as date filters."
-    parsed = ParsedQuery(terms=[])
+    parsed = ParsedQuery(terms=[], personal=asks_about_asker(text))
     if date_words:
         parsed.spans, text = period.relative_spans(text)
         parsed.date_words += [s.words for s in parsed.spans]
@@ -209,6 +221,13 @@ def parse_query(text: str, *, date_words: bool = True) -> ParsedQuery:
             parsed.months.append(MONTHS[word.lower()])
         parsed.date_words.append(word)
     return parsed
+
+
+def asks_about_asker(text: str) -> bool:
+    """Is this a question about whoever asks it: a word of the first person ("I'm", "my"),
+    and no "did you" or "you said" (then it asks for the other side's words)?"""
+    first = any(w.casefold() in FIRST_PERSON for w in tokens(text))
+    return first and _CITES_OTHER.search(text) is None
 
 
 def _framing(term: Term) -> bool:

@@ -60,10 +60,12 @@ def choose(
     explainer: Explainer,
     budget: int | None,
     limit: int,
+    personal: bool = False,
 ) -> Picked | None:
     """The results of a chunk search over these ranked chunk candidates, best first, within
     ``budget`` estimated tokens and ``limit`` results; None when none of the best chunks is a
-    conversation's (then chunks are handed out as they rank)."""
+    conversation's (then chunks are handed out as they rank). ``personal``: the question is
+    about whoever asks it, whose own messages pack first (``ranking.PERSON_WEIGHT``)."""
     pool = ranked[: ranking.WINDOW_POOL]
     chunk_of = {id(c): next(iter(c.chunks)) for c in pool}
     rows = conn.execute(db.query("chunks_around"), {"ids": json.dumps(list(chunk_of.values()))}).fetchall()
@@ -72,14 +74,18 @@ def choose(
     if not any(in_pool[cid]["document_id"] in conversations for cid in chunk_of.values() if cid in in_pool):
         return None
     units, related = evidence.units(conn, pool, chunk_of, in_pool, conversations, explainer)
-    picks, left = _pack(_packing_order(units, conversations), conversations, in_pool, budget, limit)
+    order = _packing_order(units, conversations, personal)
+    picks, left = _pack(order, conversations, in_pool, budget, limit)
     return Picked(picks, bool(left), related.words if related else [], _left_out(left, conversations))
 
 
-def _packing_order(units: list[Unit], conversations: dict[int, ConversationView]) -> list[Unit]:
+def _packing_order(
+    units: list[Unit], conversations: dict[int, ConversationView], personal: bool
+) -> list[Unit]:
     """The best unit first, then the others by their score for the budget they take: another
-    speaker's long message after what the person said (``ranking.packing_score``); units of
-    documents found by their date alone last."""
+    speaker's long message after what the person said, and the person's first when the
+    question is about them (``ranking.packing_score``); units of documents found by their date
+    alone last."""
 
     def key(unit: Unit) -> float:
         conv = conversations.get(unit.document_id)
@@ -87,7 +93,7 @@ def _packing_order(units: list[Unit], conversations: dict[int, ConversationView]
             return unit.score
         turns = [conv.turns[p] for p in unit.positions]
         role = "user" if any(t.role in ranking.PERSON_ROLES for t in turns) else turns[0].role
-        return ranking.packing_score(unit.score, role, sum(t.est_tokens for t in turns))
+        return ranking.packing_score(unit.score, role, sum(t.est_tokens for t in turns), personal)
 
     # What only its date found (Cascade.fill_dated) comes after every unit a word found.
     return units[:1] + sorted(units[1:], key=lambda u: (u.candidate.stage == ranking.DATED_STAGE, -key(u)))
