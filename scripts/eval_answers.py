@@ -2,14 +2,16 @@
 """Answer mode, measured: rounds taken, what refinement adds, and whether citations resolve.
 
 On the Serena query set (scripts/eval_data/serena-queries.jsonl, 150 queries), the chat
-questions (scripts/eval_data/chats, 150 questions over 12 long conversations) and LoCoMo's
-development half (../shared/data/locomo-dev, 760 questions over 5 long conversations):
+questions (scripts/eval_data/chats, 150 questions over 12 long conversations), LoCoMo's
+development half (../shared/data/locomo-dev, 760 questions over 5 long conversations) and
+LongMemEval_S's development part (../shared/data/longmemeval-dev, 119 questions, each over
+its own history of 38-62 sessions, asked on its own day):
 
 - rounds: how many search rounds each question takes, and why refinement stopped;
 - what refinement adds: Serena recall@10 of the ranked results, and for both sets whether
   the right evidence is among the sources an answer sends (Serena: the relevant file; chats:
-  the gold turns inside the passages; LoCoMo: the share of the gold turns whose text is inside
-  a passage), with one round and with up to three;
+  the gold turns inside the passages; LoCoMo and LongMemEval: the share of the gold or
+  evidence turns whose text is inside a passage), with one round and with up to three;
 - citations: every citation of every answer must name a source that was sent -- counted,
   with the unresolved ones listed (there should be none).
 
@@ -30,6 +32,8 @@ import sqlite3
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +43,16 @@ from eval import (
     CHATS,
     DATA,
     LOCOMO,
+    LONGMEMEVAL,
     SERENA_QUERIES,
     chat_exports,
     collapsed,
     fresh,
     locomo_questions,
+    longmemeval_questions,
     mean,
     recall_at,
+    today,
 )
 
 import memdex
@@ -70,8 +77,23 @@ def citations_of(a: Answer) -> tuple[int, list[int]]:
     return len(listed), [c for c in listed + inline if c not in sent]
 
 
+# The index (and the day) one question is answered in: one index for a whole set, or (as
+# LongMemEval) each question its own.
+Opener = Callable[[dict[str, Any]], Any]
+
+
+def one_index(conn: sqlite3.Connection) -> Opener:
+    "Every question of a set answered in the same index."
+
+    @contextmanager
+    def opened(item: dict[str, Any]) -> Iterator[sqlite3.Connection]:
+        yield conn
+
+    return opened
+
+
 def run_set(
-    conn: sqlite3.Connection,
+    conn_for: Opener,
     items: list[dict[str, Any]],
     text_of: str,
     evidence: Any,
@@ -79,25 +101,30 @@ def run_set(
     settings: Settings,
     use_llm: bool,
     min_relevance: float | None = None,
+    kind_of: str | None = None,
 ) -> dict[str, Any]:
+    "Answer every item, once in one round and once in up to three; ``kind_of``: evidence by this field too."
     rounds: Counter[int] = Counter()
     stops: Counter[str] = Counter()
     counted, unresolved, methods = 0, [], Counter()
     ev1, ev3, ms = [], [], []
     for item in items:
         question = item[text_of]
-        t0 = time.perf_counter()
-        full = answer(
-            conn,
-            question,
-            max_tokens=budget,
-            rounds=3,
-            use_llm=use_llm,
-            settings=settings,
-            min_relevance=min_relevance,
-        )
-        ms.append((time.perf_counter() - t0) * 1000)
-        one = answer(conn, question, max_tokens=budget, rounds=1, use_llm=False, min_relevance=min_relevance)
+        with conn_for(item) as conn:
+            t0 = time.perf_counter()
+            full = answer(
+                conn,
+                question,
+                max_tokens=budget,
+                rounds=3,
+                use_llm=use_llm,
+                settings=settings,
+                min_relevance=min_relevance,
+            )
+            ms.append((time.perf_counter() - t0) * 1000)
+            one = answer(
+                conn, question, max_tokens=budget, rounds=1, use_llm=False, min_relevance=min_relevance
+            )
         rounds[len(full.refinement.rounds)] += 1
         stops[_stop_kind(full.refinement.stopped)] += 1
         methods[full.method] += 1
@@ -106,7 +133,16 @@ def run_set(
         unresolved += [{"id": item["id"], "citation": c} for c in bad]
         ev1.append(float(evidence(one, item)))
         ev3.append(float(evidence(full, item)))
+    kinds: dict[str, list[tuple[float, float]]] = {}
+    for item, e1, e3 in zip(items, ev1, ev3, strict=True):
+        if kind_of:
+            kinds.setdefault(item[kind_of], []).append((e1, e3))
+    by_kind = {
+        k: {"1_round": mean([e for e, _ in v]), "up_to_3_rounds": mean([e for _, e in v])}
+        for k, v in sorted(kinds.items())
+    }
     return {
+        **({"by_" + kind_of: by_kind} if kind_of else {}),
         "questions": len(items),
         "rounds": dict(sorted(rounds.items())),
         "mean_rounds": mean([k for k, v in rounds.items() for _ in range(v)]),
@@ -143,7 +179,7 @@ def serena(
     def evidence(a: Answer, q: dict[str, Any]) -> bool:
         return bool({key(s.hit.path) for s in a.sources} & set(q["relevant"]))
 
-    out = run_set(conn, items, "query", evidence, None, settings, use_llm, min_relevance)
+    out = run_set(one_index(conn), items, "query", evidence, None, settings, use_llm, min_relevance)
     from memdex.answer.refine import refine
 
     recall = {}
@@ -186,7 +222,7 @@ def chats(
         }
         return wanted <= covered
 
-    out = run_set(conn, items, "question", evidence, CHAT_BUDGET, settings, use_llm, min_relevance)
+    out = run_set(one_index(conn), items, "question", evidence, CHAT_BUDGET, settings, use_llm, min_relevance)
     conn.close()
     return out
 
@@ -206,16 +242,44 @@ def locomo(
         sent = [collapsed(p.text) for s in a.sources for p in s.passages]
         return sum(any(collapsed(g) in t for t in sent) for g in q["gold_turns"]) / len(q["gold_turns"])
 
-    out = run_set(conn, items, "query", evidence, CHAT_BUDGET, settings, use_llm, min_relevance)
+    out = run_set(one_index(conn), items, "query", evidence, CHAT_BUDGET, settings, use_llm, min_relevance)
     conn.close()
     return out
+
+
+def longmemeval(
+    work: Path, split: str | None, settings: Settings, use_llm: bool, min_relevance: float | None
+) -> dict[str, Any]:
+    """LongMemEval_S's development part (../shared/data/longmemeval-dev): each question answered
+    from its own history, on the day it is asked ($MEMDEX_NOW); the share of its evidence turns
+    whose whole text is inside a passage sent, by question type too."""
+    items = longmemeval_questions(split)
+    folder = work / "longmemeval-answers"
+    folder.mkdir(parents=True, exist_ok=True)
+    for q in items:
+        with memdex.Index(fresh(folder / f"{q['id']}.db")) as idx:
+            idx.index(LONGMEMEVAL / "conversations" / q["id"])
+
+    @contextmanager
+    def opened(q: dict[str, Any]) -> Iterator[sqlite3.Connection]:
+        with today(q["question_date_iso"]), memdex.Index(folder / f"{q['id']}.db") as idx:
+            yield idx.conn
+
+    def evidence(a: Answer, q: dict[str, Any]) -> float:
+        sent = [collapsed(p.text) for s in a.sources for p in s.passages]
+        gold = [t["text"] for t in q["evidence_turns"]]
+        return sum(any(collapsed(g) in t for t in sent) for g in gold) / len(gold)
+
+    return run_set(
+        opened, items, "question", evidence, CHAT_BUDGET, settings, use_llm, min_relevance, "question_type"
+    )
 
 
 @click.command()
 @click.option(
     "--set",
     "which",
-    type=click.Choice(["all", "serena", "chats", "locomo"]),
+    type=click.Choice(["all", "serena", "chats", "locomo", "longmemeval"]),
     default="all",
     show_default=True,
 )
@@ -248,6 +312,8 @@ def main(which: str, split: str | None, no_llm: bool, min_relevance: float | Non
             result["chats"] = chats(folder, split, settings, not no_llm, min_relevance)
         if which in ("all", "locomo"):
             result["locomo"] = locomo(folder, split, settings, not no_llm, min_relevance)
+        if which in ("all", "longmemeval"):
+            result["longmemeval"] = longmemeval(folder, split, settings, not no_llm, min_relevance)
         click.echo(json.dumps(result, indent=2))
 
 
