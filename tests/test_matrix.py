@@ -12,15 +12,14 @@ import pytest
 np = pytest.importorskip("numpy")
 
 from memdex.query.meaning.matrix import (  # noqa: E402
-    MAGIC,
     Matrix,
     build,
-    file_state,
     kept_rows,
     merge,
     open_file,
     save,
 )
+from memdex.query.meaning.matrix_file import MAGIC, file_state  # noqa: E402
 from memdex.query.meaning.vectors import quantize  # noqa: E402
 
 DIM = 48

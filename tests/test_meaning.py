@@ -251,7 +251,7 @@ def test_a_model_given_by_a_relative_path_is_found_from_any_folder(
 def test_drop_removes_the_vectors(
     embedded: sqlite3.Connection, db_path: Path, encoder: Encoder, model_dir: Path
 ) -> None:
-    from memdex.query.meaning.vectors import matrix_path
+    from memdex.query.meaning.matrix_file import matrix_path
 
     search(embedded, PARAPHRASE)  # writes the matrix file
     path = matrix_path(embedded)
@@ -385,8 +385,7 @@ def _matrix_of(conn: sqlite3.Connection, engine: Engine | None = None) -> object
 
 def _file_state(conn: sqlite3.Connection) -> str:
     from memdex.query.meaning import current_model
-    from memdex.query.meaning.matrix import file_state
-    from memdex.query.meaning.vectors import current_version, matrix_path
+    from memdex.query.meaning.matrix_file import current_version, file_state, matrix_path
 
     path = matrix_path(conn)
     assert path is not None
@@ -412,7 +411,7 @@ def np_equal(a: object, b: object) -> bool:
 
 def test_a_stale_matrix_file_is_never_used(embedded: sqlite3.Connection, db_path: Path) -> None:
     "The file was made before the outage's vectors were removed: a search must not find them."
-    from memdex.query.meaning.vectors import matrix_path
+    from memdex.query.meaning.matrix_file import matrix_path
 
     engine = Engine()  # this process's
     assert _found_by_meaning(embedded, engine=engine)[0] in _outage_chunks(embedded)  # and writes the file
@@ -445,7 +444,7 @@ def test_a_stale_matrix_file_is_never_used(embedded: sqlite3.Connection, db_path
 def test_a_missing_or_corrupt_matrix_file_is_read_again_from_the_index(
     embedded: sqlite3.Connection, db_path: Path
 ) -> None:
-    from memdex.query.meaning.vectors import matrix_path
+    from memdex.query.meaning.matrix_file import matrix_path
 
     want = _found_by_meaning(embedded)
     path = matrix_path(embedded)
@@ -535,7 +534,7 @@ def test_a_reader_that_may_not_write_searches_the_index_not_a_stale_file(
     embedded: sqlite3.Connection, db_path: Path, tmp_path: Path
 ) -> None:
     "Without root's DAC override (util-linux setpriv), so the folder really is read-only."
-    from memdex.query.meaning.vectors import matrix_path
+    from memdex.query.meaning.matrix_file import matrix_path
 
     _found_by_meaning(embedded)  # writes the file
     path = matrix_path(embedded)

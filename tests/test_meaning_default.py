@@ -186,6 +186,37 @@ def test_the_library_indexes_as_the_command_line_does(tmp_path: Path) -> None:
     assert vectors(tmp_path / "words.db") == 0
 
 
+def test_a_run_with_nothing_new_loads_neither_numpy_nor_the_model(tmp_path: Path) -> None:
+    "A re-index that finds nothing changed costs what a words-only one does (no numpy import)."
+    folder, db_path = notes(tmp_path / "notes"), tmp_path / "n.db"
+    invoke("--db", str(db_path), "index", str(folder))
+    code = (
+        "import json, sys, memdex; r = memdex.Index(sys.argv[1]).index(sys.argv[2]); "
+        "print(json.dumps({'numpy': 'numpy' in sys.modules, 'semantic': r['semantic']}))"
+    )
+
+    def again() -> dict[str, object]:
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(db_path), str(folder)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        return dict(json.loads(done.stdout))
+
+    quiet = again()
+    assert quiet["numpy"] is False
+    assert quiet["semantic"]["embedded"] == 0 and quiet["semantic"]["matrix"] == "current"  # type: ignore[index]
+    matrix = db_path.with_name(db_path.name + ".vectors")
+    matrix.unlink()  # something to do after all: the full path writes the file again
+    rebuilt = again()
+    assert rebuilt["numpy"] is True and rebuilt["semantic"]["matrix"] == "written"  # type: ignore[index]
+    (folder / "tea.md").write_text("# Tea\n\nGreen tea wants water below boiling.\n", encoding="utf-8")
+    new = again()
+    assert new["semantic"]["embedded"] == 1  # type: ignore[index]
+
+
 def test_a_model_that_cannot_be_had_is_reported_and_the_words_stay(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

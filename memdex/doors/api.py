@@ -32,7 +32,7 @@ from memdex.store import db
 if TYPE_CHECKING:
     from memdex.doors.dispatch import Outcome
     from memdex.models import SearchResult
-    from memdex.query.meaning.embed import EmbedReport
+    from memdex.query.meaning import EmbedReport
     from memdex.query.request import SearchRequest
 
 
@@ -74,8 +74,7 @@ class Index:
         (then give new chunks vectors, as ``memdex index`` does: True unless
         $MEMDEX_INDEX_SEMANTIC=0; a running watcher embeds instead). Returns the report
         ``memdex index --json`` prints."""
-        from memdex.query.meaning import vectors_follow
-        from memdex.query.meaning.embed import embed_after_index
+        from memdex.query.meaning import embed_after_index, vectors_follow
         from memdex.watch.handoff import index_exclusive
 
         progress = options.pop("progress", None)

@@ -146,11 +146,12 @@ class Engine:
         vectors are of its version; else the file's, memory-mapped; else read anew from
         SQLite (only the vectors the last one lacks) and written to the file for the next."""
         from memdex.query.meaning import vectors
+        from memdex.query.meaning.matrix_file import current_version
         from memdex.store import db
 
         path = db.path_of(conn)
         key = (str(path.resolve()) if path else f"memory:{id(conn)}", model)
-        version = vectors.current_version(conn)
+        version = current_version(conn)
         with self._lock:
             kept = self._matrices.get(key)
         if kept is not None and kept.version == version:

@@ -176,10 +176,10 @@ def index(
 
 
 def _embed_new(ctx: click.Context, quiet: bool, code: int) -> dict[str, object]:
-    """Vectors for the chunks that have none (query.meaning.embed.embed_after_index); its report.
+    """Vectors for the chunks that have none (query.meaning.embed_after_index); its report.
     Ctrl-C stops it with exit code 130, or ``code`` when the words' run found new problems."""
     from memdex.doors.progress import shown
-    from memdex.query.meaning.embed import embed_after_index
+    from memdex.query.meaning import embed_after_index
 
     conn = connect(ctx)
     try:

@@ -12,6 +12,8 @@ import importlib.util
 import os
 import sqlite3
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -36,6 +38,66 @@ INDEX_ENV = "MEMDEX_INDEX_SEMANTIC"
 def vectors_follow() -> bool:
     "Do ``memdex index`` and the watcher embed what they wrote? Yes, unless $MEMDEX_INDEX_SEMANTIC says no."
     return os.environ.get(INDEX_ENV, "").strip().lower() not in ("0", "false", "no", "off")
+
+
+@dataclass
+class EmbedReport:
+    "What a run of ``memdex embed`` (or one after the words) did."
+
+    model: str
+    embedded: int = 0  # chunks the model ran on
+    reused: int = 0  # chunks whose text already had a vector
+    removed: int = 0  # vectors of chunks that are gone
+    windows: int = 0  # texts the model read: a chunk's first window and any more
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0  # of this process, every thread (the model's own included)
+    matrix: str = ""  # what became of the matrix file searches read (vectors.refresh)
+
+    def to_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+def embed_after_index(
+    conn: sqlite3.Connection, progress: Callable[[int, int], None] | None = None
+) -> dict[str, object]:
+    """What ``memdex index`` and ``Index.index`` add after the words: vectors for the chunks
+    that have none, with ``embed.following_spec``'s model; or, instead of failing the run
+    whose words are written, why not (``skipped``). A run with nothing new to embed is told so
+    here, without numpy or the model (``_nothing_new``): 60 ms of a `memdex index` that found
+    nothing changed."""
+    missing = available()
+    if missing:
+        return {"skipped": f"search by meaning cannot run here: {missing}"}
+    done = _nothing_new(conn)
+    if done is not None:
+        return done.to_dict()
+    from memdex.errors import MemdexError
+    from memdex.query.meaning.embed import embed_spec, following_spec
+
+    try:
+        return embed_spec(conn, following_spec(conn), progress=progress).to_dict()
+    except (MemdexError, OSError) as exc:
+        return {"skipped": f"no vectors made: {exc}"}
+
+
+def _nothing_new(conn: sqlite3.Connection) -> EmbedReport | None:
+    """The report of a run after the words that finds nothing to do -- the index's model where
+    it recorded it (no $MEMDEX_EMBED_MODEL to switch to), every chunk with its vector, none
+    left of a chunk that is gone, the matrix file at their version -- else None (then
+    ``embed`` decides, and may load the model)."""
+    from memdex.query.meaning.matrix_file import current_version, file_state, matrix_path
+    from memdex.query.meaning.model import MODEL_ENV
+    from memdex.store import db
+
+    row = current_model(conn)
+    if os.environ.get(MODEL_ENV) or row is None or not Path(row["source"]).is_dir():
+        return None
+    if conn.execute(db.query("vectors_pending"), {"model": row["name"]}).fetchone()[0]:
+        return None
+    path = matrix_path(conn)
+    if path is None or file_state(path, row["name"], current_version(conn)) != "current":
+        return None
+    return EmbedReport(row["name"], matrix="current")
 
 
 BLAS_ENV = "OPENBLAS_NUM_THREADS"

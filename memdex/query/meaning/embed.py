@@ -17,11 +17,12 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memdex.errors import InvalidParameter, MemdexError
+from memdex.query.meaning import EmbedReport
 from memdex.query.meaning.model import PRECISIONS, Precision, precision_of
 from memdex.query.meaning.vectors import quantize, refresh, remove_file, text_hash
 from memdex.query.meaning.windows import COVERAGES, DEFAULT_COVERAGE, Coverage, Windows, check_coverage
@@ -47,21 +48,6 @@ MAX_TEXT_CHARS = {"first": 2000, "whole": 40_000}
 _SUFFIX = {"first": "", "whole": "w"}
 
 Progress = Callable[[int, int], None]  # (done, total)
-
-
-@dataclass
-class EmbedReport:
-    model: str
-    embedded: int = 0  # chunks the model ran on
-    reused: int = 0  # chunks whose text already had a vector
-    removed: int = 0  # vectors of chunks that are gone
-    windows: int = 0  # texts the model read: a chunk's first window and any more
-    seconds: float = 0.0
-    cpu_seconds: float = 0.0  # of this process, every thread (the model's own included)
-    matrix: str = ""  # what became of the matrix file searches read (vectors.refresh)
-
-    def to_dict(self) -> dict[str, object]:
-        return dict(self.__dict__)
 
 
 def passage_text(heading: str, text: str, coverage: Coverage = "first") -> str:
@@ -179,21 +165,6 @@ def embed_spec(
         return up_to_date(conn, spec, name)
     encoder = passage_encoder(spec, batch_size=batch_size, threads=threads)
     return embed(conn, encoder, progress=progress, coverage=chosen)
-
-
-def embed_after_index(conn: sqlite3.Connection, progress: Progress | None = None) -> dict[str, object]:
-    """What ``memdex index``, ``Index.index`` and the watcher add after the words: vectors for the
-    chunks that have none, with ``following_spec``'s model; or, instead of failing the run whose
-    words are written, why not (``skipped``)."""
-    from memdex.query.meaning import available
-
-    missing = available()
-    if missing:
-        return {"skipped": f"search by meaning cannot run here: {missing}"}
-    try:
-        return embed_spec(conn, following_spec(conn), progress=progress).to_dict()
-    except (MemdexError, OSError) as exc:
-        return {"skipped": f"no vectors made: {exc}"}
 
 
 def following_spec(conn: sqlite3.Connection) -> ModelSpec:

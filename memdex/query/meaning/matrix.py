@@ -12,6 +12,7 @@ memory-maps: starting a process then costs nothing, however many vectors there a
 is one header and six arrays, each at a multiple of ALIGN bytes:
 
     MAGIC, header length (uint32 LE), JSON header {format, model, version, rows, chunks, dim}
+    (matrix_file.py reads it, and says where each array is)
     vectors int8 (rows, dim) | factors float32 (rows) | starts int64 (chunks): first row of
     each chunk | chunk ids int64 (chunks) | document ids int64 (chunks) | keys uint64 (chunks):
     what each chunk's rows were made from, so that a matrix made again copies what is unchanged
@@ -34,6 +35,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from memdex.query.meaning.matrix_file import FORMAT, MAGIC, aligned, file_size, layout, read_header
+
 FloatArray = NDArray[np.float32]
 BoolArray = NDArray[np.bool_]
 IntArray = NDArray[np.int64]
@@ -43,17 +46,6 @@ IntArray = NDArray[np.int64]
 # 128 15.6, 256 13.9, 512 15.5, 1,024 18.6, 2,048 18.4; float32 rows in memory 16.1 (4x the
 # bytes, read out of SQLite first). At load 10: 256 16.3, float32 16.5.
 BLOCK = 256
-MAGIC = b"MDXVECS1"
-FORMAT = 1
-ALIGN = 64
-_ARRAYS = (
-    ("vectors", "i1"),
-    ("factors", "<f4"),
-    ("starts", "<i8"),
-    ("chunk_ids", "<i8"),
-    ("document_ids", "<i8"),
-    ("keys", "<u8"),
-)
 
 
 @dataclass
@@ -231,10 +223,6 @@ def kept_rows(
 # The file
 
 
-def _aligned(n: int) -> int:
-    return -(-n // ALIGN) * ALIGN
-
-
 def _header(m: Matrix) -> bytes:
     about = {
         "format": FORMAT,
@@ -247,28 +235,18 @@ def _header(m: Matrix) -> bytes:
     return json.dumps(about, sort_keys=True).encode("utf-8")
 
 
-def _layout(rows: int, chunks: int, dim: int, start: int) -> list[tuple[str, str, int, int]]:
-    "(name, dtype, offset, count) of each array, the first at ``start``."
-    sizes = (rows * dim, rows, chunks, chunks, chunks, chunks)
-    out, at = [], start
-    for (name, dtype), size in zip(_ARRAYS, sizes, strict=True):
-        out.append((name, dtype, at, size))
-        at = _aligned(at + size * np.dtype(dtype).itemsize)
-    return out
-
-
 def save(path: Path, m: Matrix, mode: int = 0o644) -> None:
     """Write ``m`` to ``path`` whole or not at all (a temporary file renamed into place), with
     permissions ``mode``."""
     import tempfile  # a search only reads the file
 
     header = _header(m)
-    begin = _aligned(len(MAGIC) + 4 + len(header))
+    begin = aligned(len(MAGIC) + 4 + len(header))
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(MAGIC + struct.pack("<I", len(header)) + header)
-            for name, dtype, offset, _ in _layout(m.rows, len(m.chunk_ids), m.dim, begin):
+            for name, dtype, offset, _ in layout(m.rows, len(m.chunk_ids), m.dim, begin):
                 f.write(b"\0" * (offset - f.tell()))
                 f.write(np.ascontiguousarray(getattr(m, name), dtype=dtype).data)
             f.flush()
@@ -293,7 +271,7 @@ def open_file(path: Path, model: str, version: int | None) -> tuple[Matrix | Non
     except (OSError, ValueError):  # unreadable, or empty (mmap refuses an empty file)
         return None, "corrupt"
     try:
-        about = _read_header(mapped)
+        about = read_header(mapped)
     except (ValueError, KeyError, TypeError, struct.error):
         mapped.close()
         return None, "corrupt"
@@ -307,47 +285,13 @@ def open_file(path: Path, model: str, version: int | None) -> tuple[Matrix | Non
     return Matrix(model, about["version"], source="file", **arrays), "current"
 
 
-def file_state(path: Path, model: str, version: int) -> str:
-    "current, missing, stale or corrupt: what :func:`open_file` would find, from the header alone."
-    try:
-        with open(path, "rb") as f:
-            head = f.read(len(MAGIC) + 4)
-            about = _read_header(head + f.read(struct.unpack("<I", head[len(MAGIC) :])[0]))
-    except FileNotFoundError:
-        return "missing"
-    except (OSError, ValueError, KeyError, TypeError, struct.error):
-        return "corrupt"
-    return "current" if about["model"] == model and about["version"] == version else "stale"
-
-
-def _read_header(data: Any) -> dict[str, Any]:
-    if bytes(data[: len(MAGIC)]) != MAGIC:
-        raise ValueError("not a memdex matrix file")
-    (length,) = struct.unpack("<I", data[len(MAGIC) : len(MAGIC) + 4])
-    start = len(MAGIC) + 4
-    about = json.loads(bytes(data[start : start + length]).decode("utf-8"))
-    if about["format"] != FORMAT:
-        raise ValueError(f"matrix file format {about['format']}")
-    if not isinstance(about["version"], int):  # any 64-bit integer: SQLite's random()
-        raise ValueError("bad version")
-    for key in ("rows", "chunks", "dim"):
-        if not isinstance(about[key], int) or about[key] < 0:
-            raise ValueError(f"bad {key}")
-    if not isinstance(about["model"], str) or about["dim"] < 1:
-        raise ValueError("bad model or dim")
-    about["begin"] = _aligned(start + length)
-    return about
-
-
 def _arrays(mapped: mmap.mmap, about: dict[str, Any]) -> dict[str, Any] | None:
     "The arrays over the mapped file, or None when they do not fit it or do not make sense."
     rows, chunks, dim = about["rows"], about["chunks"], about["dim"]
-    layout = _layout(rows, chunks, dim, about["begin"])
-    name, dtype, offset, count = layout[-1]
-    if len(mapped) != offset + count * np.dtype(dtype).itemsize:
+    if len(mapped) != file_size(about):
         return None
     out: dict[str, Any] = {}
-    for name, dtype, offset, count in layout:
+    for name, dtype, offset, count in layout(rows, chunks, dim, about["begin"]):
         out[name] = np.frombuffer(mapped, dtype=np.dtype(dtype), count=count, offset=offset)
     out["vectors"] = out["vectors"].reshape(rows, dim)
     starts, ids = out["starts"], out["chunk_ids"]

@@ -30,10 +30,10 @@ from numpy.typing import NDArray
 
 from memdex.errors import DatabaseError
 from memdex.query.meaning.matrix import Matrix, build, kept_rows, merge, open_file, save
+from memdex.query.meaning.matrix_file import SUFFIX, current_version, matrix_path
 from memdex.store import db
 
 FloatArray = NDArray[np.float32]
-SUFFIX = ".vectors"  # the matrix file: the index's file name and this
 log = logging.getLogger("memdex.meaning")
 
 
@@ -48,17 +48,6 @@ def quantize(vectors: FloatArray) -> tuple[float, bytes]:
     peak = float(np.max(np.abs(vectors))) or 1.0
     scale = peak / 127.0
     return scale, np.round(vectors / scale).astype(np.int8).tobytes()
-
-
-def matrix_path(conn: sqlite3.Connection) -> Path | None:
-    "Where the index's matrix file is (None for an in-memory index)."
-    path = db.path_of(conn)
-    return path.with_name(path.name + SUFFIX) if path else None
-
-
-def current_version(conn: sqlite3.Connection) -> int:
-    "The version of the index's vectors: it changes whenever what a search would read does."
-    return int(conn.execute(db.query("vectors_version")).fetchone()[0])
 
 
 def row_keys(scales: NDArray[np.float64]) -> NDArray[np.uint64]:
