@@ -278,7 +278,8 @@ def corpus(
 def first_run(corpus: Path, rounds: int, pythons: tuple[Path, ...]) -> None:
     """A new user's first `memdex index` of a folder, with an empty cache and no network: to
     words alone (--no-semantic), and to words and meaning with the model memdex ships (no
-    --model), each on a fresh index, alternating; per Python given.
+    --model), each on a fresh index, alternating; per Python given. Then the same command
+    again, with nothing new ("again"): what every later re-index costs.
 
     Example:
 
@@ -300,12 +301,13 @@ def first_run(corpus: Path, rounds: int, pythons: tuple[Path, ...]) -> None:
                         shutil.rmtree(stale) if stale.is_dir() else stale.unlink(missing_ok=True)
                     args = [str(python), "-P", "-m", "memdex", "--db", str(db_path), "index", "-q"]
                     key = f"{python.parent.parent.name}: {name}"
-                    samples.setdefault(key, []).append(
-                        bench.timed_process([*args, *options, str(corpus)], env=env)
-                    )
+                    for run in (key, f"{key}, again"):
+                        samples.setdefault(run, []).append(
+                            bench.timed_process([*args, *options, str(corpus)], env=env)
+                        )
                     counts[key] = _counts(db_path)
         for key, got in samples.items():
-            out[key] = {**bench.medians(got), **counts[key]}
+            out[key] = {**bench.medians(got), **counts.get(key, {})}
     click.echo(json.dumps(out, indent=2))
 
 

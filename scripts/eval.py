@@ -484,6 +484,13 @@ def collapsed(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+def share_inside(texts: list[str], gold: list[str]) -> float:
+    """The share of the gold turns whose whole text is inside one of the texts handed out
+    (whitespace collapsed, case folded): LoCoMo's and LongMemEval's evidence measure."""
+    shown = [collapsed(t) for t in texts]
+    return sum(any(collapsed(g) in s for s in shown) for g in gold) / len(gold)
+
+
 def locomo_questions(split: str | None) -> list[dict]:
     """LoCoMo's development half: 760 questions with the exact text of their gold turns. Split
     in halves by question number within each conversation (even: dev, odd: test)."""
@@ -567,8 +574,7 @@ def eval_locomo(work: Path, split: str | None, model: Path | None, keep: bool, l
         return texts
 
     def covered(passages: list[str], q: dict) -> float:
-        shown = [collapsed(p) for p in passages]
-        return sum(any(collapsed(g) in p for p in shown) for g in q["gold_turns"]) / len(q["gold_turns"])
+        return share_inside(passages, q["gold_turns"])
 
     out: dict = {
         "questions": len(questions),
@@ -681,12 +687,10 @@ def eval_longmemeval(work: Path, split: str | None, model: Path | None, keep: bo
         found, ms = timed(lambda qs, rank=ranker: [rank(q) for q in qs], questions)
         scores = []
         for q, (texts, chats) in zip(questions, found, strict=True):
-            shown = [collapsed(t) for t in texts]
-            gold = [t["text"] for t in q["evidence_turns"]]
             answers = set(q["answer_conversation_ids"])
             scores.append(
                 {
-                    "evidence": sum(any(collapsed(g) in s for s in shown) for g in gold) / len(gold),
+                    "evidence": share_inside(texts, [t["text"] for t in q["evidence_turns"]]),
                     "all@5": float(answers <= set(chats[:5])),
                     "ndcg@10": ndcg_at(chats, dict.fromkeys(answers, 1)),
                 }

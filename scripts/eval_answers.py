@@ -8,7 +8,7 @@ LongMemEval_S's development part (../shared/data/longmemeval-dev, 119 questions,
 its own history of 38-62 sessions, asked on its own day):
 
 - rounds: how many search rounds each question takes, and why refinement stopped;
-- what refinement adds: Serena recall@10 of the ranked results, and for both sets whether
+- what refinement adds: Serena recall@10 of the ranked results, and for every set whether
   the right evidence is among the sources an answer sends (Serena: the relevant file; chats:
   the gold turns inside the passages; LoCoMo and LongMemEval: the share of the gold or
   evidence turns whose text is inside a passage), with one round and with up to three;
@@ -20,7 +20,7 @@ for a gateway or a local server) the same run checks Claude's citations.
 
 Examples:
 
-    python scripts/eval_answers.py                  # both sets, JSON on stdout
+    python scripts/eval_answers.py                  # every set, JSON on stdout
     python scripts/eval_answers.py --set chats --split test
 """
 
@@ -46,12 +46,12 @@ from eval import (
     LONGMEMEVAL,
     SERENA_QUERIES,
     chat_exports,
-    collapsed,
     fresh,
     locomo_questions,
     longmemeval_questions,
     mean,
     recall_at,
+    share_inside,
     today,
 )
 
@@ -239,8 +239,7 @@ def locomo(
     items = locomo_questions(split)
 
     def evidence(a: Answer, q: dict[str, Any]) -> float:
-        sent = [collapsed(p.text) for s in a.sources for p in s.passages]
-        return sum(any(collapsed(g) in t for t in sent) for g in q["gold_turns"]) / len(q["gold_turns"])
+        return share_inside([p.text for s in a.sources for p in s.passages], q["gold_turns"])
 
     out = run_set(one_index(conn), items, "query", evidence, CHAT_BUDGET, settings, use_llm, min_relevance)
     conn.close()
@@ -266,9 +265,8 @@ def longmemeval(
             yield idx.conn
 
     def evidence(a: Answer, q: dict[str, Any]) -> float:
-        sent = [collapsed(p.text) for s in a.sources for p in s.passages]
         gold = [t["text"] for t in q["evidence_turns"]]
-        return sum(any(collapsed(g) in t for t in sent) for g in gold) / len(gold)
+        return share_inside([p.text for s in a.sources for p in s.passages], gold)
 
     return run_set(
         opened, items, "question", evidence, CHAT_BUDGET, settings, use_llm, min_relevance, "question_type"

@@ -6,6 +6,7 @@ measurement is there, that the planted terms are found, and that the report hold
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -136,7 +137,8 @@ def test_serena_eval_beats_the_baselines(tmp_path):
         )
     )
     # words alone unless --model asks for meaning: no vectors were made for the figures of words
-    assert list(tmp_path.glob("serena.db.vectors*")) == []
+    with sqlite3.connect(tmp_path / "serena.db") as conn:
+        assert conn.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0] == 0
     serena = out["serena"]
     assert serena["queries"] > 50 and serena["split"] == "dev"
     assert serena["memdex"]["recall@10"] > serena["word_count_baseline"]["recall@10"]

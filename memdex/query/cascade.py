@@ -372,7 +372,7 @@ class Cascade:
                 explainer_for(self.conn, self.terms),
                 r.max_tokens,
                 self.limit,
-                personal=self.parsed.personal,
+                about_asker=self.parsed.about_asker,
             )
             if picked is not None:
                 self.related = picked.related

@@ -220,7 +220,7 @@ FEEDBACK_MASS = 2.0
 LONG_MESSAGE = 125
 PERSON_ROLES = {"user"}
 # A question in the first person ("How many musical instruments do I own?", query.terms
-# ParsedQuery.personal) asks about whoever asks it, and what they said is the evidence: their
+# ParsedQuery.about_asker) asks about whoever asks it, and what they said is the evidence: their
 # own messages pack at PERSON_WEIGHT x their score. The assistant's reply that holds the
 # question's words ("music", "instruments") had gone before the person's "I'm looking for a
 # technician to service my Korg B1". Only the order of packing moves, not which messages are
@@ -243,11 +243,11 @@ PERSON_ROLES = {"user"}
 PERSON_WEIGHT = 2.0
 
 
-def packing_score(score: float, role: str, tokens: int, personal: bool = False) -> float:
+def packing_score(score: float, role: str, tokens: int, about_asker: bool = False) -> float:
     """A unit's score for the order units are packed in: less for another speaker's long
-    message; more for the person's own when the question is about them (``personal``)."""
+    message; more for the person's own when the question is about them (``about_asker``)."""
     if role in PERSON_ROLES:
-        return score * PERSON_WEIGHT if personal else score
+        return score * PERSON_WEIGHT if about_asker else score
     return score / max(1.0, tokens / LONG_MESSAGE)
 
 

@@ -22,12 +22,16 @@ from memdex.query import period
 from memdex.tokens import STOPWORDS, WORD
 
 POSSESSIVES = True
-# A question about whoever asks it has one of these words (ParsedQuery.personal), unless it
-# asks what the other side of a conversation said ("did you say", "you mentioned").
+# A question about whoever asks it has one of these words (ParsedQuery.about_asker; English
+# only), unless it asks what the other side of a conversation said ("did you say", "you
+# mentioned", "your advice", "our last conversation") or how to do something ("how do I
+# configure ruff?": the answer is the other side's). "I/O" is no person.
 FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself"})
-_CITES_OTHER = re.compile(
-    r"\bdid you\b|\byou (?:said|mentioned|told|suggested|recommended|provided|gave|shared|listed|"
-    r"explained|wrote|described|noted)\b",
+_NOT_ABOUT_ASKER = re.compile(
+    r"\bdid you\b|\byou(?:'d)? (?:said|mentioned|told|suggested|recommended|provided|gave|"
+    r"shared|listed|explained|wrote|described|noted)\b|\byour (?:suggestion|recommendation|advice|"
+    r"answer|reply|tips?)\b|\bour (?:previous|last|earlier) (?:conversation|chat|discussion)\b|"
+    r"\bhow (?:do|can|could|should|would) i\b|\bi\s*/\s*o\b",
     re.IGNORECASE,
 )
 MAX_TERMS = 32  # a pasted paragraph is still a query, of its 32 most useful words
@@ -127,7 +131,7 @@ class ParsedQuery:
     # Does it ask about whoever asks it ("How many instruments do I own?")? Then what they said
     # is the evidence (ranking.PERSON_WEIGHT); not when it asks what the other side said
     # ("how many eggs did you say we need?"): see ``asks_about_asker``.
-    personal: bool = False
+    about_asker: bool = False
 
     @property
     def key_terms(self) -> list[Term]:
@@ -172,7 +176,7 @@ def tokens(text: str) -> list[str]:
 
 def parse_query(text: str, *, date_words: bool = True) -> ParsedQuery:
     "Split a query into terms, pulling month and year words out as date filters."
-    parsed = ParsedQuery(terms=[], personal=asks_about_asker(text))
+    parsed = ParsedQuery(terms=[], about_asker=asks_about_asker(text))
     if date_words:
         parsed.spans, text = period.relative_spans(text)
         parsed.date_words += [s.words for s in parsed.spans]
@@ -225,9 +229,9 @@ def parse_query(text: str, *, date_words: bool = True) -> ParsedQuery:
 
 def asks_about_asker(text: str) -> bool:
     """Is this a question about whoever asks it: a word of the first person ("I'm", "my"),
-    and no "did you" or "you said" (then it asks for the other side's words)?"""
+    and nothing that asks for the other side's words or how to do something (``_NOT_ABOUT_ASKER``)?"""
     first = any(w.casefold() in FIRST_PERSON for w in tokens(text))
-    return first and _CITES_OTHER.search(text) is None
+    return first and _NOT_ABOUT_ASKER.search(text) is None
 
 
 def _framing(term: Term) -> bool:

@@ -60,11 +60,11 @@ def choose(
     explainer: Explainer,
     budget: int | None,
     limit: int,
-    personal: bool = False,
+    about_asker: bool = False,
 ) -> Picked | None:
     """The results of a chunk search over these ranked chunk candidates, best first, within
     ``budget`` estimated tokens and ``limit`` results; None when none of the best chunks is a
-    conversation's (then chunks are handed out as they rank). ``personal``: the question is
+    conversation's (then chunks are handed out as they rank). ``about_asker``: the question is
     about whoever asks it, whose own messages pack first (``ranking.PERSON_WEIGHT``)."""
     pool = ranked[: ranking.WINDOW_POOL]
     chunk_of = {id(c): next(iter(c.chunks)) for c in pool}
@@ -74,13 +74,13 @@ def choose(
     if not any(in_pool[cid]["document_id"] in conversations for cid in chunk_of.values() if cid in in_pool):
         return None
     units, related = evidence.units(conn, pool, chunk_of, in_pool, conversations, explainer)
-    order = _packing_order(units, conversations, personal)
+    order = _packing_order(units, conversations, about_asker)
     picks, left = _pack(order, conversations, in_pool, budget, limit)
     return Picked(picks, bool(left), related.words if related else [], _left_out(left, conversations))
 
 
 def _packing_order(
-    units: list[Unit], conversations: dict[int, ConversationView], personal: bool
+    units: list[Unit], conversations: dict[int, ConversationView], about_asker: bool
 ) -> list[Unit]:
     """The best unit first, then the others by their score for the budget they take: another
     speaker's long message after what the person said, and the person's first when the
@@ -93,7 +93,9 @@ def _packing_order(
             return unit.score
         turns = [conv.turns[p] for p in unit.positions]
         role = "user" if any(t.role in ranking.PERSON_ROLES for t in turns) else turns[0].role
-        return ranking.packing_score(unit.score, role, sum(t.est_tokens for t in turns), personal)
+        # weighed as the asker's only when every message of it is theirs (not a chunk as it is)
+        theirs = about_asker and all(t.role in ranking.PERSON_ROLES for t in turns)
+        return ranking.packing_score(unit.score, role, sum(t.est_tokens for t in turns), theirs)
 
     # What only its date found (Cascade.fill_dated) comes after every unit a word found.
     return units[:1] + sorted(units[1:], key=lambda u: (u.candidate.stage == ranking.DATED_STAGE, -key(u)))
