@@ -21,6 +21,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -87,6 +88,35 @@ def no_leaked_threads() -> Iterator[None]:
 
 # CI sets it: there, a missing ../shared is a broken checkout, not a reason to skip.
 REQUIRE_SHARED_ENV = "MEMDEX_REQUIRE_SHARED"
+
+
+def claude_export(folder: Path, talks: dict[str, tuple[datetime, list[str]]], minutes: int = 2) -> Path:
+    """A Claude export in ``folder``: for each conversation (uuid -> its start and its messages'
+    texts) the person's and the assistant's messages in turn, the person's first, ``minutes``
+    apart; each named "Talk <uuid>"."""
+    conversations = []
+    for uuid, (start, texts) in talks.items():
+        messages = [
+            {
+                "uuid": f"{uuid}-{i}",
+                "sender": "human" if i % 2 == 0 else "assistant",
+                "text": text,
+                "created_at": (start + timedelta(minutes=minutes * i)).isoformat(),
+            }
+            for i, text in enumerate(texts)
+        ]
+        conversations.append(
+            {
+                "uuid": uuid,
+                "name": f"Talk {uuid}",
+                "created_at": messages[0]["created_at"],
+                "updated_at": messages[-1]["created_at"],
+                "chat_messages": messages,
+            }
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "conversations.json").write_text(json.dumps(conversations))
+    return folder
 
 
 def shared(*parts: str) -> Path:

@@ -6,7 +6,6 @@ Claude exports written under tmp_path, indexed into a real SQLite file."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -15,6 +14,8 @@ import pytest
 
 from memdex.ingest.pipeline import index_paths
 from memdex.query.search import search
+
+from .conftest import claude_export
 
 FILLER = (
     "That sounds like a good plan. Start small, keep notes of what works and what does not, "
@@ -33,31 +34,16 @@ TALKS = {  # uuid -> (day, what the person said first)
 
 def _history(folder: Path) -> Path:
     "A Claude export: each talk four messages, the person's first, two minutes apart."
-    conversations = []
-    for uuid, (day, first) in TALKS.items():
-        start = datetime.fromisoformat(f"{day}T10:00:00+00:00") + timedelta(minutes=len(conversations))
-        texts = [first, FILLER, "Thanks, I will try that.", FILLER]
-        messages = [
-            {
-                "uuid": f"{uuid}-{i}",
-                "sender": "human" if i % 2 == 0 else "assistant",
-                "text": text,
-                "created_at": (start + timedelta(minutes=2 * i)).isoformat(),
-            }
-            for i, text in enumerate(texts)
-        ]
-        conversations.append(
-            {
-                "uuid": uuid,
-                "name": f"Talk {uuid}",
-                "created_at": messages[0]["created_at"],
-                "updated_at": messages[-1]["created_at"],
-                "chat_messages": messages,
-            }
-        )
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "conversations.json").write_text(json.dumps(conversations))
-    return folder
+    return claude_export(
+        folder,
+        {
+            uuid: (
+                datetime.fromisoformat(f"{day}T10:00:00+00:00") + timedelta(minutes=n),
+                [first, FILLER, "Thanks, I will try that.", FILLER],
+            )
+            for n, (uuid, (day, first)) in enumerate(TALKS.items())
+        },
+    )
 
 
 @pytest.fixture

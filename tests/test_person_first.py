@@ -7,7 +7,6 @@ SQLite file."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -18,6 +17,8 @@ from memdex.ingest.pipeline import index_paths
 from memdex.query import ranking
 from memdex.query.search import search
 from memdex.query.terms import asks_about_asker, parse_query
+
+from .conftest import claude_export
 
 # Each talk: what the person said, then the assistant's reply. "pedals" holds the question's
 # word most and goes first whatever the question. Of the other two, the assistant's reply in
@@ -42,31 +43,16 @@ REPLY = {uuid: reply for uuid, (_, reply) in TALKS.items()}
 
 
 def _history(folder: Path) -> Path:
-    conversations = []
+    "A Claude export: each talk on a day of its own, what the person said, then the reply."
     start = datetime.fromisoformat("2024-05-01T10:00:00+00:00")
-    for n, (uuid, (said, reply)) in enumerate(TALKS.items()):
-        at = start + timedelta(days=n)
-        messages = [
-            {
-                "uuid": f"{uuid}-{i}",
-                "sender": "human" if i == 0 else "assistant",
-                "text": text,
-                "created_at": (at + timedelta(minutes=i)).isoformat(),
-            }
-            for i, text in enumerate([said, reply])
-        ]
-        conversations.append(
-            {
-                "uuid": uuid,
-                "name": f"Talk {uuid}",
-                "created_at": messages[0]["created_at"],
-                "updated_at": messages[-1]["created_at"],
-                "chat_messages": messages,
-            }
-        )
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "conversations.json").write_text(json.dumps(conversations))
-    return folder
+    return claude_export(
+        folder,
+        {
+            uuid: (start + timedelta(days=n), [said, reply])
+            for n, (uuid, (said, reply)) in enumerate(TALKS.items())
+        },
+        minutes=1,
+    )
 
 
 @pytest.fixture

@@ -60,8 +60,8 @@ def layout(rows: int, chunks: int, dim: int, start: int) -> list[tuple[str, str,
 
 def file_size(about: dict[str, Any]) -> int:
     "The size a file with this header has: the end of its last array."
-    *_, (_, dtype, offset, count) = layout(about["rows"], about["chunks"], about["dim"], about["begin"])
-    return offset + count * dict((d, w) for _, d, w in ARRAYS)[dtype]
+    *_, (_, _, offset, count) = layout(about["rows"], about["chunks"], about["dim"], about["begin"])
+    return offset + count * ARRAYS[-1][2]
 
 
 def read_header(data: Any) -> dict[str, Any]:
