@@ -1272,12 +1272,26 @@ def _longmemeval_tables(lme: dict) -> list[str]:
         ],
     )
     rankers = _named(lme, "memdex", "memdex_meaning")
-    types = [t for t in rankers[0][1] if isinstance(rankers[0][1][t], dict) and t not in ("dev", "test")]
+    types = [
+        t
+        for t, v in rankers[0][1].items()
+        if isinstance(v, dict) and "evidence" in v and t not in ("dev", "test")
+    ]
     lines += ["By question type, evidence (all@5):", ""]
     lines += _table(
         ["type", *(name for name, _ in rankers)],
         [[t] + [f"{v[t]['evidence']:.3f} ({v[t]['all@5']:.3f})" for _, v in rankers] for t in types],
     )
+    latest = [(name, v["latest first"]) for name, v in rankers if "latest first" in v]
+    if latest:
+        lines += [
+            "Latest first: of the knowledge-update questions whose passages show two answer "
+            "conversations (an older and a newer statement of a fact), the share where the newer "
+            "comes first: "
+            + "; ".join(f"{name} {v['share']:.3f} of {v['questions']}" for name, v in latest)
+            + ".",
+            "",
+        ]
     lines += [
         "The baseline's runs of 8 turns rarely fit the budget here: an assistant's turns are long,",
         "so a run of them is often over 2,000 tokens on its own (LoCoMo's short turns fit).",

@@ -547,13 +547,18 @@ def turn_baseline(sessions: dict[str, list[str]], size: int = 8) -> Callable[[st
 
 def passages(index: memdex.Index, question: str, limit: int, semantic: bool) -> list[str]:
     "The texts a chunk search hands out for the question within BUDGET tokens (never more)."
+    return [h.text or "" for h in passage_hits(index, question, limit, semantic)]
+
+
+def passage_hits(index: memdex.Index, question: str, limit: int, semantic: bool) -> list[memdex.Hit]:
+    "The results a chunk search hands out for the question within BUDGET tokens (never more)."
     request = memdex.SearchRequest(
         question, granularity="chunk", max_tokens=BUDGET, limit=limit, semantic=semantic, full_text=True
     )
     result = index.search(request)
     if result.total_tokens > BUDGET:
         raise AssertionError(f"{question!r}: {result.total_tokens} tokens, over the budget")
-    return [h.text or "" for h in result.hits]
+    return result.hits
 
 
 def eval_locomo(work: Path, split: str | None, model: Path | None, keep: bool, limit: int) -> dict:
@@ -640,7 +645,9 @@ def eval_longmemeval(work: Path, split: str | None, model: Path | None, keep: bo
     the day the question is asked, as its README says to score it. ``evidence``: at chunk
     granularity within 2,000 tokens, the share of the question's evidence turns whole inside
     one result's text (as LoCoMo); ``all@5``: every answer conversation among the first 5 at
-    chat granularity; ``ndcg@10`` over conversations (LongMemEval's ndcg_any)."""
+    chat granularity; ``ndcg@10`` over conversations (LongMemEval's ndcg_any); ``latest first``,
+    of the knowledge-update questions (each has an older and a newer answer conversation, the
+    newer holding what is true): the newer's first passage handed out before any older one's."""
     questions = longmemeval_questions(split)
     folder = work / "longmemeval"
     folder.mkdir(parents=True, exist_ok=True)
@@ -661,32 +668,35 @@ def eval_longmemeval(work: Path, split: str | None, model: Path | None, keep: bo
             k: round(sum(b["embed"][k] for b in built), 3) for k in ("seconds", "cpu_seconds", "chunks")
         }
 
-    def searched(semantic: bool) -> Callable[[dict], tuple[list[str], list[str]]]:
-        "A question -> (the texts handed out within the budget, the conversations ranked)."
+    Found = tuple[list[str], list[str], float | None]  # texts within the budget, conversations, latest first
 
-        def run(q: dict) -> tuple[list[str], list[str]]:
+    def searched(semantic: bool) -> Callable[[dict], Found]:
+        "A question -> (the texts handed out within the budget, the conversations ranked, latest first)."
+
+        def run(q: dict) -> Found:
             with (
                 today(q["question_date_iso"]),
                 memdex.Index(folder / f"{q['id']}.db", engine=ENGINE) as index,
             ):
-                texts = passages(index, q["question"], limit, semantic)
+                hits = passage_hits(index, q["question"], limit, semantic)
                 ranked = index.search(memdex.SearchRequest(q["question"], limit=10, semantic=semantic))
-                return texts, _dedupe(h.key for h in ranked.hits)
+                latest = latest_first([(h.key, h.date or "") for h in hits], q["answer_conversation_ids"])
+                return [h.text or "" for h in hits], _dedupe(h.key for h in ranked.hits), latest
 
         return run
 
-    def baseline(q: dict) -> tuple[list[str], list[str]]:
+    def baseline(q: dict) -> Found:
         turns = chatgpt_turns(LONGMEMEVAL / "conversations" / q["id"] / "conversations.json")
-        return turn_baseline(turns)(q["question"]), []
+        return turn_baseline(turns)(q["question"]), [], None
 
-    rankers: list[tuple[str, Callable[[dict], tuple[list[str], list[str]]]]] = [("memdex", searched(False))]
+    rankers: list[tuple[str, Callable[[dict], Found]]] = [("memdex", searched(False))]
     if model is not None:
         rankers.append(("memdex_meaning", searched(True)))
     rankers.append(("fts5_8_turn_baseline", baseline))
     for name, ranker in rankers:
         found, ms = timed(lambda qs, rank=ranker: [rank(q) for q in qs], questions)
         scores = []
-        for q, (texts, chats) in zip(questions, found, strict=True):
+        for q, (texts, chats, _) in zip(questions, found, strict=True):
             answers = set(q["answer_conversation_ids"])
             scores.append(
                 {
@@ -697,6 +707,13 @@ def eval_longmemeval(work: Path, split: str | None, model: Path | None, keep: bo
             )
         measures = ("evidence",) if name.startswith("fts5") else ("evidence", "all@5", "ndcg@10")
         section: dict = {m: mean([s[m] for s in scores]) for m in measures}
+        if not name.startswith("fts5"):
+            ordered = [
+                latest
+                for q, (_, _, latest) in zip(questions, found, strict=True)
+                if q["question_type"] == UPDATES and latest is not None
+            ]
+            section["latest first"] = {"share": mean(ordered), "questions": len(ordered)}
         section["ms_per_query"] = ms
         for part in sorted({q["question_type"] for q in questions}) + ["dev", "test"]:
             chosen = [
@@ -712,6 +729,19 @@ def eval_longmemeval(work: Path, split: str | None, model: Path | None, keep: bo
             ]
         out[name] = section
     return out
+
+
+UPDATES = "knowledge-update"
+
+
+def latest_first(shown: list[tuple[str, str]], answers: list[str]) -> float | None:
+    """1 when the first of a question's answer conversations among the passages ``shown``
+    ((key, date) in the order handed out) is the newest of those shown, else 0; None when fewer
+    than two are shown (nothing to order)."""
+    dates = {key: date for key, date in shown if key in answers}
+    if len(dates) < 2:
+        return None
+    return float(dates[next(iter(dates))] == max(dates.values()))
 
 
 # -- Serena ---------------------------------------------------------------------------------

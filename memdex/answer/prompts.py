@@ -115,6 +115,14 @@ def answer_prompt(question: str, sources: list[Source], timeline: bool, period: 
             "oldest first, each with its date. The sources are listed oldest first.",
             "",
         ]
+    number = {s.hit.id: s.n for s in sources}
+    newer = {s.n: number.get((s.hit.why_relevant or {}).get("newer", {}).get("id")) for s in sources}
+    if any(newer.values()):
+        parts += [
+            "A source marked newer_source speaks of the same things as that source, which is "
+            "dated later: where they differ, the newer one says what holds now.",
+            "",
+        ]
     parts.append("<sources>")
     for s in sources:
         h = s.hit
@@ -125,6 +133,7 @@ def answer_prompt(question: str, sources: list[Source], timeline: bool, period: 
             "platform": h.platform,
             "date": h.date,
             "date_source": h.date_source,
+            "newer_source": newer[s.n],
         }
         attr_text = " ".join(f'{k}="{_attr(v)}"' for k, v in attrs.items() if v)
         parts.append(f"<source {attr_text}>")

@@ -45,6 +45,18 @@ LAYER_WEIGHT = {0: 1.0, 1: 1.0, 2: 0.9, 3: 0.85, 4: 0.75, 5: 0.7}
 DATED_FILL_DAYS = 7
 DATED_STAGE = 7  # after every stage of the words (1-5) and meaning's own (6)
 
+# -- what holds now (query/latest.py) ----------------------------------------------------------
+# A question that asks what holds now (ParsedQuery.about_now: "currently", or about the asker
+# with no time of its own) gets, among a chunk search's results about the same thing, the
+# newest first; the older say so. About the same thing: of different documents, sharing at
+# least LATEST_SHARED of the question's words and LATEST_SHARE of the older one's. Only the
+# order of what is handed out moves, so no set's evidence can: LongMemEval's knowledge-update
+# questions (two answer conversations each, the later one holding what is true), the newer
+# shown before the older, words (scripts/eval.py --set longmemeval, "latest first"):
+# see docs/benchmarks/notes.md.
+LATEST_SHARED = 2
+LATEST_SHARE = 0.5
+
 # -- a period (a query of dates alone, query/listing.py) ------------------------------------
 # Its documents are listed newest first: by date alone, no weight. Nothing measures what a
 # mix of date and importance would gain -- no set has judgements of "what mattered in

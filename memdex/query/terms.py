@@ -34,6 +34,21 @@ _NOT_ABOUT_ASKER = re.compile(
     r"\bhow (?:do|can|could|should|would) i\b|\bi\s*/\s*o\b",
     re.IGNORECASE,
 )
+# A question asks what holds now (ParsedQuery.about_now; English only) when it says so
+# ("currently", "now", "latest", "still") or asks about the asker with no time of its own ("Where
+# do I keep my old sneakers?"): what a person said last about a thing is what holds for them.
+# Not when it asks about the past ("previously", "before I bought", "used to", "at first") or
+# names a time ("10 days ago", "in May"): then every statement of that time counts alike.
+NOW_WORDS = re.compile(
+    r"\b(?:currently|current|now|nowadays|latest|still|anymore|these days|at the moment|"
+    r"most recent(?:ly)?)\b",
+    re.IGNORECASE,
+)
+PAST_WORDS = re.compile(
+    r"\b(?:previous(?:ly)?|before|first|used to|originally|original|initially|earlier|earliest|"
+    r"formerly|oldest|prior|ago|once)\b",
+    re.IGNORECASE,
+)
 MAX_TERMS = 32  # a pasted paragraph is still a query, of its 32 most useful words
 _YEAR = re.compile(r"^(19|20)\d\d$")
 
@@ -132,6 +147,9 @@ class ParsedQuery:
     # is the evidence (ranking.PERSON_WEIGHT); not when it asks what the other side said
     # ("how many eggs did you say we need?"): see ``asks_about_asker``.
     about_asker: bool = False
+    # Does it ask what holds now ("How many instruments do I currently own?")? Then among
+    # results about the same thing the newest goes first (passages.latest): see ``asks_about_now``.
+    about_now: bool = False
 
     @property
     def key_terms(self) -> list[Term]:
@@ -176,6 +194,7 @@ def tokens(text: str) -> list[str]:
 
 def parse_query(text: str, *, date_words: bool = True) -> ParsedQuery:
     "Split a query into terms, pulling month and year words out as date filters."
+    original = text
     parsed = ParsedQuery(terms=[], about_asker=asks_about_asker(text))
     if date_words:
         parsed.spans, text = period.relative_spans(text)
@@ -224,6 +243,7 @@ def parse_query(text: str, *, date_words: bool = True) -> ParsedQuery:
         else:
             parsed.months.append(MONTHS[word.lower()])
         parsed.date_words.append(word)
+    parsed.about_now = not parsed.dated and asks_about_now(original, about_asker=parsed.about_asker)
     return parsed
 
 
@@ -232,6 +252,13 @@ def asks_about_asker(text: str) -> bool:
     and nothing that asks for the other side's words or how to do something (``_NOT_ABOUT_ASKER``)?"""
     first = any(w.casefold() in FIRST_PERSON for w in tokens(text))
     return first and _NOT_ABOUT_ASKER.search(text) is None
+
+
+def asks_about_now(text: str, *, about_asker: bool) -> bool:
+    """Does this question ask what holds now: it says "currently", "now", "latest"... or is about
+    the asker (``about_asker``), and nothing in it asks about the past (``PAST_WORDS``)? A
+    question that names a time is not (``ParsedQuery.about_now``)."""
+    return (about_asker or NOW_WORDS.search(text) is not None) and PAST_WORDS.search(text) is None
 
 
 def _framing(term: Term) -> bool:
