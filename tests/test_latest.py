@@ -90,7 +90,7 @@ def test_a_model_is_told_which_source_is_newer(history: sqlite3.Connection) -> N
     number = {s.hit.key: s.n for s in sources}
     prompt = answer_prompt("Where do I keep my old sneakers?", sources, timeline=False)
     assert f'newer_source="{number["rack"]}"' in prompt
-    assert "the newer one says what holds now" in prompt
+    assert "the later statement is what holds now" in prompt
     box = next(line for line in prompt.splitlines() if 'title="Talk box"' in line)
     assert "newer_source" in box
 

@@ -119,8 +119,9 @@ def answer_prompt(question: str, sources: list[Source], timeline: bool, period: 
     newer = {s.n: number.get((s.hit.why_relevant or {}).get("newer", {}).get("id")) for s in sources}
     if any(newer.values()):
         parts += [
-            "A source marked newer_source speaks of the same things as that source, which is "
-            "dated later: where they differ, the newer one says what holds now.",
+            "A source marked newer_source shares words with that source, which is dated later. "
+            "Where the two state the same fact differently, the later statement is what holds "
+            "now; where they speak of different things, both count.",
             "",
         ]
     parts.append("<sources>")
