@@ -1387,11 +1387,6 @@ def report(results: Path) -> None:
             ],
         ),
         (
-            "Meaning: the encoder, texts per second by word pieces",
-            "meaning_encoder",
-            ["model", "texts", "numpy@64", "numpy@128", "numpy@256", "onnx@64", "onnx@128", "onnx@256"],
-        ),
-        (
             "Meaning: embedding the Serena corpus and searching it",
             "meaning_corpus",
             [
@@ -1403,11 +1398,6 @@ def report(results: Path) -> None:
                 "vector_bytes_per_1000_chunks",
                 "search",
             ],
-        ),
-        (
-            "Meaning: search with tens of thousands of vectors (random unit vectors)",
-            "meaning_scale",
-            ["notes", "vectors", "words", "words+meaning"],
         ),
         (
             "Meaning: ranking quality, words alone, fused, and meaning alone",
@@ -1469,8 +1459,67 @@ def report(results: Path) -> None:
     if notes.exists():
         lines += ["", notes.read_text("utf-8").strip(), ""]
     out = results.parent / "benchmarks.md"
-    out.write_text("\n".join(lines).rstrip() + "\n", "utf-8")
+    page = "\n".join(lines).rstrip() + "\n"
+    if out.exists():
+        page, dropped = keep_written_in_place(out.read_text("utf-8"), page)
+        for title in dropped:
+            click.echo(
+                f"dropped “{title}”: the report no longer writes it (mark it {BY_HAND} to keep it)", err=True
+            )
+    out.write_text(page, "utf-8")
     click.echo(f"wrote {out}", err=True)
+
+
+# The line that marks a section of benchmarks.md as written by hand (a measurement made once,
+# such as a model's first run): the report keeps it where it stands.
+BY_HAND = "<!-- written by hand: bench.py report keeps this section -->"
+
+
+def keep_written_in_place(before: str, written: str) -> tuple[str, list[str]]:
+    """``written`` (the report) with the sections of ``before`` (the page as it was) that are
+    marked BY_HAND, each after the section it followed; and the titles of the sections of
+    ``before`` that are neither written nor marked (dropped)."""
+    ours = {title for title, _ in _sections(written)}
+    kept: dict[str | None, list[tuple[str | None, str]]] = {}
+    dropped: list[str] = []
+    after: str | None = None
+    for title, text in _sections(before):
+        if title is not None and title not in ours:
+            if BY_HAND in text:
+                kept.setdefault(after, []).append((title, text))
+            else:
+                dropped.append(title)
+                continue
+        after = title
+
+    out: list[str] = []
+
+    def emit(title: str | None) -> None:
+        for own, text in kept.pop(title, []):
+            out.append(text)
+            emit(own)
+
+    for title, text in _sections(written):
+        out.append(text)
+        emit(title)
+    for title in list(kept):  # what followed a section the report no longer writes: at the end
+        emit(title)
+    return "".join(out), dropped
+
+
+def _sections(page: str) -> list[tuple[str | None, str]]:
+    """A page cut before each second-level heading: (its title, or None for what comes first;
+    its text)."""
+    parts: list[tuple[str | None, str]] = []
+    for line in page.splitlines(keepends=True):
+        if line.startswith("## "):
+            parts.append((line[3:].strip(), line))
+        elif parts:
+            title, text = parts[-1]
+            parts[-1] = (title, text + line)
+        else:
+            parts.append((None, line))
+    return parts
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ measurement is there, that the planted terms are found, and that the report hold
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -144,3 +145,44 @@ def test_serena_eval_beats_the_baselines(tmp_path):
     assert serena["memdex"]["recall@10"] > serena["word_count_baseline"]["recall@10"]
     assert serena["memdex"]["paraphrase"]["recall@10"] > 0
     assert "test" not in serena["memdex"]  # one split asked for, one reported
+
+
+def _bench_module():  # type: ignore[no-untyped-def]
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        import bench
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    return bench
+
+
+def test_a_section_marked_by_hand_keeps_its_place_and_an_unmarked_one_is_named():
+    bench = _bench_module()
+    mark = bench.BY_HAND
+    before = (
+        "# Benchmarks\n\nold intro\n\n## One\n\nold one\n\n"
+        f"## Mine\n\n{mark}\n\nmeasured once\n\n## Also mine\n\n{mark}\n\nand again\n\n"
+        "## Two\n\nold two\n\n## Stale\n\nno mark\n\n"
+        f"## Gone\n\nold gone\n\n## After gone\n\n{mark}\n\nkept\n"
+    )
+    written = "# Benchmarks\n\nnew intro\n\n## One\n\nnew one\n\n## Two\n\nnew two\n"
+    page, dropped = bench.keep_written_in_place(before, written)
+    assert page == (
+        "# Benchmarks\n\nnew intro\n\n## One\n\nnew one\n\n"
+        f"## Mine\n\n{mark}\n\nmeasured once\n\n## Also mine\n\n{mark}\n\nand again\n\n"
+        f"## Two\n\nnew two\n## After gone\n\n{mark}\n\nkept\n"
+    )
+    assert dropped == ["Stale", "Gone"]
+
+
+def test_the_committed_benchmarks_page_is_what_the_report_writes(tmp_path):
+    """docs/benchmarks.md is the report of docs/benchmarks/ (its JSON files and notes.md) with
+    the sections marked as written by hand where they stand: a figure edited by hand into a
+    generated table, or a note written into the page instead of notes.md, is lost to the next
+    report, and fails here."""
+    pytest.importorskip("matplotlib")
+    docs = SCRIPTS.parent / "docs"
+    shutil.copytree(docs / "benchmarks", tmp_path / "benchmarks")
+    shutil.copy(docs / "benchmarks.md", tmp_path / "benchmarks.md")
+    run_script(str(SCRIPTS / "bench.py"), "report", "--results", str(tmp_path / "benchmarks"))
+    assert (tmp_path / "benchmarks.md").read_text() == (docs / "benchmarks.md").read_text()
