@@ -1496,6 +1496,8 @@ def keep_written_in_place(before: str, written: str) -> tuple[str, list[str]]:
 
     def emit(title: str | None) -> None:
         for own, text in kept.pop(title, []):
+            if out and not out[-1].endswith("\n\n"):
+                out[-1] += "\n"  # a section ends in a blank line before the next heading
             out.append(text)
             emit(own)
 

@@ -170,7 +170,7 @@ def test_a_section_marked_by_hand_keeps_its_place_and_an_unmarked_one_is_named()
     assert page == (
         "# Benchmarks\n\nnew intro\n\n## One\n\nnew one\n\n"
         f"## Mine\n\n{mark}\n\nmeasured once\n\n## Also mine\n\n{mark}\n\nand again\n\n"
-        f"## Two\n\nnew two\n## After gone\n\n{mark}\n\nkept\n"
+        f"## Two\n\nnew two\n\n## After gone\n\n{mark}\n\nkept\n"
     )
     assert dropped == ["Stale", "Gone"]
 
@@ -186,3 +186,16 @@ def test_the_committed_benchmarks_page_is_what_the_report_writes(tmp_path):
     shutil.copy(docs / "benchmarks.md", tmp_path / "benchmarks.md")
     run_script(str(SCRIPTS / "bench.py"), "report", "--results", str(tmp_path / "benchmarks"))
     assert (tmp_path / "benchmarks.md").read_text() == (docs / "benchmarks.md").read_text()
+
+
+def test_latest_first_scores_the_first_answer_shown_against_the_others_shown():
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        import eval as evaluation
+    finally:
+        sys.path.remove(str(SCRIPTS))
+    answers = ["old", "new"]
+    shown = [("other", "2024-06-01"), ("new", "2024-03-01T10:00:00Z"), ("old", "2024-01-01T10:00:00Z")]
+    assert evaluation.latest_first(shown, answers) == 1.0
+    assert evaluation.latest_first(list(reversed(shown)), answers) == 0.0
+    assert evaluation.latest_first([("new", "2024-03-01"), ("x", "2024-04-01")], answers) is None  # one shown

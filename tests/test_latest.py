@@ -15,6 +15,8 @@ import pytest
 from memdex.answer.prompts import answer_prompt
 from memdex.answer.sources import pack
 from memdex.ingest.pipeline import index_paths
+from memdex.models import Hit
+from memdex.query.latest import newest_first, note
 from memdex.query.search import search
 from memdex.query.terms import asks_about_now, parse_query
 
@@ -108,10 +110,21 @@ def test_a_model_is_told_which_source_is_newer(history: sqlite3.Connection) -> N
         ("What did I buy in May 2023?", False),
         ("What does Nate paint?", False),  # about someone else, nothing about now
         ("How do I configure ruff?", False),
+        ("Where did I get my guitar serviced?", True),  # past tense, no time: the latest service
+        ("What's the first thing on my to-do list now?", True),  # "now" says so
+        ("How often did I play tennis previously, and how often now?", True),
+        ("What do I need to pack before my trip?", True),  # "before my trip" is no past
+        ("Do I go to the gym more often than I did previously?", False),
+        ("How does the current cascade rank chunks?", True),  # what the code does now
     ],
 )
 def test_which_questions_ask_what_holds_now(question: str, about_now: bool) -> None:
     assert parse_query(question).about_now is about_now
+
+
+def test_a_time_read_as_words_still_names_a_time() -> None:
+    # nothing dated then: the next reading searches "May" and "2023" as words (query/search.py)
+    assert parse_query("What did I buy in May 2023?", date_words=False).about_now is False
 
 
 def test_a_time_named_is_read_before_the_words() -> None:
@@ -119,3 +132,89 @@ def test_a_time_named_is_read_before_the_words() -> None:
     assert asks_about_now("What did I cook 10 days ago?", about_asker=True) is False
     assert asks_about_now("What did I cook last week?", about_asker=True) is True
     assert parse_query("What did I cook last week?").about_now is False
+
+
+def _hit(doc: int, date: str | None, *terms: str, score: float = 1.0) -> Hit:
+    "A result of document ``doc`` dated ``date`` that holds the question's ``terms``."
+    why = {"terms": [{"term": t, "fields": ["content"]} for t in terms], "summary": "layer 3"}
+    return Hit(
+        doc,
+        f"k{doc}",
+        "p",
+        f"T{doc}",
+        "chatgpt",
+        None,
+        None,
+        [],
+        date,
+        score,
+        0.5,
+        3,
+        why,
+        "",
+        None,
+        None,
+        0,
+        0,
+        date_source=None if date is None else "conversation",
+    )
+
+
+def _order(hits: list[Hit], words: list[str]) -> list[int]:
+    return [h.id for h in newest_first(hits, words)]
+
+
+def test_a_chain_of_restatements_goes_newest_first_each_marked_by_the_next() -> None:
+    # B restates A (a, b); C restates B (e, f) but shares too little with A to replace it
+    a = _hit(1, "2024-01-10T09:00:00Z", "a", "b", "c", "d", score=3.0)
+    b = _hit(2, "2024-03-05T09:00:00Z", "a", "b", "e", "f", score=2.0)
+    c = _hit(3, "2024-04-01T09:00:00Z", "e", "f", "g", score=1.0)
+    assert _order([a, b, c], list("abcdefg")) == [3, 2, 1]
+    assert b.why_relevant["newer"]["id"] == 3 and a.why_relevant["newer"]["id"] == 2
+    assert "newer" not in c.why_relevant
+    assert [h.score for h in (c, b, a)] == [3.0, 2.0, 1.0]  # the scores keep their places
+    assert (
+        note([c, b, a])
+        == "newest first: the question asks what holds now; 2 older results say which newer one holds the same words"
+    )
+
+
+def test_what_cannot_be_ordered_by_date_keeps_its_place() -> None:
+    undated = _hit(1, None, "a", "b")
+    same_doc = [_hit(2, "2024-01-01T00:00:00Z", "a", "b"), _hit(2, "2024-01-01T00:00:00Z", "a", "b")]
+    newer_undated = _hit(3, "2024-05-01T00:00:00Z", "a", "b")
+    assert _order([undated, *same_doc], ["a", "b"]) == [1, 2, 2]
+    assert _order([undated, newer_undated], ["a", "b"]) == [1, 3]  # an undated result is not older
+    assert note(same_doc) is None
+
+
+def test_a_day_without_a_time_is_not_older_than_a_time_that_day() -> None:
+    day = _hit(1, "2024-03-05", "a", "b")
+    later_that_day = _hit(2, "2024-03-05T09:00:00Z", "a", "b")
+    assert _order([day, later_that_day], ["a", "b"]) == [1, 2]
+    next_day = _hit(3, "2024-03-06T09:00:00Z", "a", "b")
+    assert _order([day, next_day], ["a", "b"]) == [3, 1]
+
+
+def test_words_that_ask_when_are_not_what_results_share() -> None:
+    old = _hit(1, "2024-01-01T00:00:00Z", "current", "record")
+    new = _hit(2, "2024-02-01T00:00:00Z", "current", "league")
+    assert _order([old, new], ["current", "record", "league"]) == [1, 2]  # only "current" in common
+
+
+def test_a_question_of_one_word_needs_only_that_word_shared() -> None:
+    old = _hit(1, "2024-01-01T00:00:00Z", "passport")
+    new = _hit(2, "2024-02-01T00:00:00Z", "passport")
+    assert _order([old, new], ["passport", "now"]) == [2, 1]
+    old, new = _hit(1, "2024-01-01T00:00:00Z", "passport"), _hit(2, "2024-02-01T00:00:00Z", "passport")
+    assert _order([old, new], ["passport", "visa"]) == [1, 2]  # two words asked: two to share
+
+
+def test_ordering_again_drops_the_marks_of_the_first() -> None:
+    old = _hit(1, "2024-01-01T00:00:00Z", "a", "b")
+    new = _hit(2, "2024-02-01T00:00:00Z", "a", "b")
+    newest_first([old, new], ["a", "b"])
+    summary = old.why_relevant["summary"]
+    assert summary.count("; older: ") == 1
+    newest_first([old], ["a", "b"])  # the newer one is gone (an answer's fused rounds)
+    assert "newer" not in old.why_relevant and old.why_relevant["summary"] == "layer 3"

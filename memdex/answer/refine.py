@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from memdex.models import Hit, SearchResult
-from memdex.query import ranking
+from memdex.query import latest, ranking
 from memdex.query.engine import Engine, given_or_own
 from memdex.query.request import Filters, SearchRequest, as_request
 from memdex.query.search import search
@@ -468,6 +468,13 @@ def _fuse(rounds: list[Round], limit: int, max_tokens: int | None) -> SearchResu
             break
         hits.append(replace(h, score=round(score[key], 4)) if len(rounds) > 1 else h)
     new_later = sum(len(r.new) for r in rounds[1:])
+    notes = list(dict.fromkeys(n for r in rounds for n in r.result.notes))
+    if len(rounds) > 1 and first.granularity == "chunk" and parse_query(first.query).about_now:
+        # each round put its newest first: the fused list is ordered so once more, as a whole
+        hits = latest.newest_first(hits, first.terms)
+        notes = [n for n in notes if not n.startswith(latest.NOTE)]
+        if said := latest.note(hits):
+            notes.append(said)
     return replace(
         first,
         hits=hits,
@@ -475,5 +482,5 @@ def _fuse(rounds: list[Round], limit: int, max_tokens: int | None) -> SearchResu
         found_is_total=first.found_is_total and new_later == 0,
         layers=[layer for r in rounds for layer in r.result.layers],
         truncated_by_budget=truncated,
-        notes=list(dict.fromkeys(n for r in rounds for n in r.result.notes)),
+        notes=notes,
     )

@@ -25,8 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdex.errors import QuerySyntaxError
 from memdex.models import Candidate, Hit, LayerRun
-from memdex.query import period, ranking, synonyms
-from memdex.query.latest import newest_first
+from memdex.query import latest, period, ranking, synonyms
 from memdex.query.passages import LeftOut, choose
 from memdex.query.ranking import (
     BODY_WEIGHT,
@@ -366,14 +365,9 @@ class Cascade:
     def hits(self) -> tuple[list[Hit], bool]:
         hits, truncated = self._hits()
         if self.granularity == "chunk" and self.parsed.about_now and len(hits) > 1:
-            hits = newest_first(hits)
-            older = sum(1 for h in hits if "newer" in h.why_relevant)
-            if older:
-                self.notes.append(
-                    f"newest first: the question asks what holds now; {older} older result"
-                    + ("s say" if older > 1 else " says")
-                    + " which newer one holds the same words"
-                )
+            hits = latest.newest_first(hits, [t.text for t in self.terms])
+            if said := latest.note(hits):
+                self.notes.append(said)
         return hits, truncated
 
     def _hits(self) -> tuple[list[Hit], bool]:

@@ -35,19 +35,27 @@ _NOT_ABOUT_ASKER = re.compile(
     re.IGNORECASE,
 )
 # A question asks what holds now (ParsedQuery.about_now; English only) when it says so
-# ("currently", "now", "latest", "still") or asks about the asker with no time of its own ("Where
-# do I keep my old sneakers?"): what a person said last about a thing is what holds for them.
-# Not when it asks about the past ("previously", "before I bought", "used to", "at first") or
-# names a time ("10 days ago", "in May"): then every statement of that time counts alike.
+# ("currently", "now", "latest", "still", "these days"), or when it is about the asker, names
+# no time of its own and does not ask about the past ("previously", "before I bought", "used
+# to", "at first", "originally", "earliest", "ago"): what a person said last about a thing is
+# what holds for them ("Where did I get my guitar serviced?" asks about the latest service).
+# A question that names a time ("10 days ago", "in May") never does: every statement of that
+# time counts alike.
 NOW_WORDS = re.compile(
     r"\b(?:currently|current|now|nowadays|latest|still|anymore|these days|at the moment|"
     r"most recent(?:ly)?)\b",
     re.IGNORECASE,
 )
 PAST_WORDS = re.compile(
-    r"\b(?:previous(?:ly)?|before|first|used to|originally|original|initially|earlier|earliest|"
-    r"formerly|oldest|prior|ago|once)\b",
+    r"\b(?:previous(?:ly)?|formerly|originally|initially|earlier|earliest|oldest|ago|used to|"
+    r"at first|the first time|in the past|back then|before(?: i| we|(?=\s*(?:[?.!,;]|$)))|"
+    r"prior to)\b",
     re.IGNORECASE,
+)
+# The words of those phrases, which say when, not what: not counted as what two results share
+# (query/latest.py).
+WHEN_WORDS = frozenset(
+    {"currently", "current", "now", "nowadays", "latest", "still", "anymore", "recent", "recently"}
 )
 MAX_TERMS = 32  # a pasted paragraph is still a query, of its 32 most useful words
 _YEAR = re.compile(r"^(19|20)\d\d$")
@@ -148,7 +156,7 @@ class ParsedQuery:
     # ("how many eggs did you say we need?"): see ``asks_about_asker``.
     about_asker: bool = False
     # Does it ask what holds now ("How many instruments do I currently own?")? Then among
-    # results about the same thing the newest goes first (passages.latest): see ``asks_about_now``.
+    # results about the same thing the newest goes first (query.latest): see ``asks_about_now``.
     about_now: bool = False
 
     @property
@@ -243,7 +251,10 @@ def parse_query(text: str, *, date_words: bool = True) -> ParsedQuery:
         else:
             parsed.months.append(MONTHS[word.lower()])
         parsed.date_words.append(word)
-    parsed.about_now = not parsed.dated and asks_about_now(original, about_asker=parsed.about_asker)
+    # read with its dates even when they are searched as words (nothing was dated then): a
+    # question that names a time does not ask what holds now
+    dated = parsed.dated if date_words else parse_query(original).dated
+    parsed.about_now = not dated and asks_about_now(original, about_asker=parsed.about_asker)
     return parsed
 
 
@@ -255,10 +266,12 @@ def asks_about_asker(text: str) -> bool:
 
 
 def asks_about_now(text: str, *, about_asker: bool) -> bool:
-    """Does this question ask what holds now: it says "currently", "now", "latest"... or is about
-    the asker (``about_asker``), and nothing in it asks about the past (``PAST_WORDS``)? A
-    question that names a time is not (``ParsedQuery.about_now``)."""
-    return (about_asker or NOW_WORDS.search(text) is not None) and PAST_WORDS.search(text) is None
+    """Does this question ask what holds now: it says "currently", "now", "latest"... (``NOW_WORDS``),
+    or it is about the asker (``about_asker``) and nothing in it asks about the past
+    (``PAST_WORDS``)? A question that names a time is not (``ParsedQuery.about_now``)."""
+    if NOW_WORDS.search(text):
+        return True
+    return about_asker and PAST_WORDS.search(text) is None
 
 
 def _framing(term: Term) -> bool:
