@@ -76,6 +76,33 @@ def test_relative_dates_resolve_against_today(text: str, since: str, until: str)
     spans, rest = relative_spans(text, lambda: WEDNESDAY)
     assert [(s.since.isoformat(), s.until.isoformat()) for s in spans] == [(since, until)]
     assert rest.split() in ([], ["session"])
+    assert not spans[0].loose
+
+
+@pytest.mark.parametrize(
+    ("text", "today", "since", "until"),
+    [
+        # a weekend: Saturday and Sunday, widened by the Friday before and the Monday after
+        ("last weekend", WEDNESDAY, "2026-03-13", "2026-03-16"),
+        ("the past weekend", WEDNESDAY, "2026-03-13", "2026-03-16"),
+        ("previous weekend", date(2026, 3, 22), "2026-03-13", "2026-03-16"),  # on its Sunday
+        ("last weekend", date(2026, 3, 16), "2026-03-13", "2026-03-16"),  # on the Monday after
+        ("this weekend", WEDNESDAY, "2026-03-20", "2026-03-23"),
+        ("this weekend", date(2026, 3, 16), "2026-03-13", "2026-03-16"),  # a Monday: the one just gone
+        # a loose count: one unit either way
+        ("a couple of days ago", WEDNESDAY, "2026-03-15", "2026-03-17"),
+        ("couple days ago", WEDNESDAY, "2026-03-15", "2026-03-17"),
+        ("a few days ago", WEDNESDAY, "2026-03-14", "2026-03-16"),
+        ("several days ago", WEDNESDAY, "2026-03-13", "2026-03-15"),
+        ("a few weeks ago", WEDNESDAY, "2026-02-16", "2026-03-08"),  # calendar weeks 2 to 4 back
+        ("a couple of months ago", WEDNESDAY, "2025-12-01", "2026-02-28"),
+        ("since last weekend", WEDNESDAY, "2026-03-13", "2026-03-18"),
+    ],
+)
+def test_a_time_said_loosely_is_widened(text: str, today: date, since: str, until: str) -> None:
+    spans, rest = relative_spans(text, lambda: today)
+    assert [(s.since.isoformat(), s.until.isoformat(), s.loose) for s in spans] == [(since, until, True)]
+    assert rest.split() == []
 
 
 def test_the_words_around_a_relative_date_stay_words() -> None:
@@ -248,6 +275,42 @@ def test_yesterday_and_twenty_days_ago(db_path: Path, tmp_path: Path) -> None:
     assert titles("this month") == ["yesterday-note", "last-week-note"]
     assert titles("what did we work on since Monday?") == ["yesterday-note"]
     assert titles("2026") == ["yesterday-note", "last-week-note", "older-note"]
+
+
+def test_a_time_said_loosely_puts_what_it_holds_first_and_filters_nothing(
+    db_path: Path, tmp_path: Path
+) -> None:
+    today = date(2026, 3, 18)  # a Wednesday: last weekend is Friday 13 to Monday 16 March
+    notes = tmp_path / "notes"
+    note(notes, "weekend-bake", date(2026, 3, 14), "Baked bread for the neighbours.")
+    note(notes, "january-bake", date(2026, 1, 10), "Baked bread, baked bread again: the bread bake log.")
+    note(notes, "weekend-hike", date(2026, 3, 15), "A long hike by the lake.")
+    conn = db.connect(db_path)
+    index_paths(conn, [notes])
+    conn.close()
+    env = {"MEMDEX_NOW": today.isoformat()}
+    words = run(db_path, "search", "baked bread", env=env)
+    assert [r["title"] for r in words["results"]] == ["january-bake", "weekend-bake"]  # by the words
+    loose = run(db_path, "search", "baked bread last weekend", env=env)
+    # dated then and holding every word: first; the other times' matches stay, after it; the
+    # weekend's document that shares no word follows the matches (few were found)
+    assert [r["title"] for r in loose["results"]] == ["weekend-bake", "january-bake", "weekend-hike"]
+    assert loose["filters"]["dates"]["loose"] == ["last weekend"]
+    assert loose["terms"] == ["baked", "bread"]  # "last weekend" is a time, not words
+    assert any(
+        "said loosely: searched at every time, 1 dated then holding every word first" in n
+        for n in loose["notes"]
+    )
+    # said exactly, a time filters: January's is gone (the week's other document follows)
+    assert [r["title"] for r in run(db_path, "search", "baked bread last week", env=env)["results"]] == [
+        "weekend-bake",
+        "weekend-hike",
+    ]
+    # alone, it lists its days
+    assert [r["title"] for r in run(db_path, "search", "last weekend", env=env)["results"]] == [
+        "weekend-hike",
+        "weekend-bake",
+    ]
 
 
 # -- the Serena corpus -----------------------------------------------------------------------

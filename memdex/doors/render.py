@@ -129,7 +129,8 @@ def _day(hit: Hit) -> str:
 def _filter_text(name: str, value: Any) -> str:
     if name == "dates":  # relative dates: the words, and the days they came to
         days = value["since"] if value["since"] == value["until"] else f"{value['since']} to {value['until']}"
-        return f"dates={' '.join(value['words'])} ({days})"
+        loosely = ", said loosely: first, not only" if value.get("loose") else ""
+        return f"dates={' '.join(value['words'])} ({days}{loosely})"
     return f"{name}={value}"
 
 

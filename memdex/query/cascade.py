@@ -46,9 +46,11 @@ if TYPE_CHECKING:
     from memdex.query.meaning.passes import Near
 
 
-def filter_params(request: SearchRequest, parsed: ParsedQuery) -> dict[str, Any]:
-    "The filters of the request and the query's own dates, as ``document_filter.sql`` takes them."
-    return request.filters.params(parsed.years, parsed.months, parsed.window())
+def filter_params(request: SearchRequest, parsed: ParsedQuery, *, loose: bool = True) -> dict[str, Any]:
+    """The filters of the request and the query's own dates, as ``document_filter.sql`` takes
+    them; ``loose=False``: without the times said loosely ("last weekend")."""
+    window = parsed.window() if loose else parsed.strict_window()
+    return request.filters.params(parsed.years, parsed.months, window)
 
 
 class Cascade:
@@ -60,7 +62,7 @@ class Cascade:
         self.request = request
         self.limit = request.limit
         self.granularity = request.granularity
-        filters = filter_params(request, parsed)
+        filters = filter_params(request, parsed, loose=False)
         self.params = {**filters, **bm25_params()}
         # No filter: the layers may rank their matches before they look rows up (*_unfiltered.sql);
         # not when copies of a session are to be left out (db.has_copies).
@@ -192,6 +194,32 @@ class Cascade:
                 if cid not in self.chunk_hits:
                     self.chunk_hits[cid] = Candidate(doc, 5, first_layer[doc], topic_score[doc], {cid: 0.0})
 
+    def loose_first(self) -> None:
+        """A time said loosely ("last weekend", "a couple of days ago") does not filter: the
+        words are searched at every time, since the time may be off by more than it was
+        widened by. What holds every key word and is dated then goes first
+        (ranking.LOOSE_STAGE); the period's other documents may follow (``fill_dated``)."""
+        since, until = self.parsed.window()
+        if since is None or until is None:
+            return
+        params = period.narrow(self.params, since, until)
+        inside = {r["document_id"] for r in self.conn.execute(db.query("period_documents"), params)}
+        moved = set()
+        for pool in (self.candidates, self.chunk_hits):
+            for c in pool.values():
+                if c.stage <= 4 and c.document_id in inside:
+                    c.stage = ranking.LOOSE_STAGE
+                    moved.add(c.document_id)
+        words = " ".join(s.words for s in self.parsed.spans if s.loose)
+        self.notes.append(
+            f"{period.describe([words], since, until)} is said loosely: searched at every time, "
+            + (
+                f"{len(moved)} dated then holding every word first"
+                if moved
+                else "none dated then holds every word"
+            )
+        )
+
     def fill_dated(self) -> None:
         """The rest of a short period the query names, after what its words found there
         (ranking.DATED_FILL_DAYS): a document dated then that shares no word is still what the
@@ -205,8 +233,9 @@ class Cascade:
         if room <= 0:
             return
         sql = db.query("period_documents")
+        params = period.narrow(self.params, since, until)  # a loose time's days too
         started = time.perf_counter()
-        rows = self.conn.execute(sql, self.params).fetchall()
+        rows = self.conn.execute(sql, params).fetchall()
         ms = round((time.perf_counter() - started) * 1000, 3)
         found = {c.document_id for c in self.chunk_hits.values()} | set(self.candidates)
         extra = [r["document_id"] for r in rows if r["document_id"] not in found][:room]
@@ -215,7 +244,7 @@ class Cascade:
             LAYER_NAMES[DATE_LAYER],
             "",
             "date",
-            db.render_sql(sql, self.params),
+            db.render_sql(sql, params),
             found=len(rows),
             new=len(extra),
             ms=ms,

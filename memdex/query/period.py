@@ -10,6 +10,13 @@ the whole week before it; months and years are calendar months and years too. "p
 days" (or "last 7 days", "past week") is the rolling window ending today. "since X" runs
 from the start of X to today; "since Monday" from the latest Monday, today if it is one.
 
+Loose words widen by a day, or by one of their units: "last weekend" (also "the past
+weekend") is the Saturday and Sunday of last week with the Friday before and the Monday after;
+"this weekend" this week's (on a Monday, the one just gone). "A couple of days ago" is 1 to 3
+days ago, "a few weeks ago" 2 to 4 calendar weeks back, "several months ago" 3 to 5 (a couple:
+2, a few: 3, several: 4, each one unit either way). A time said loosely does not filter a
+search: what is dated then comes first (``Cascade.loose_first``); alone, it lists its period.
+
 A query whose only key words are dates (and words that only frame a question about time,
 FRAMING) lists what is dated in its period: see ``query.listing``.
 """
@@ -55,10 +62,16 @@ _NUMBERS = {
 _NUM = r"(?P<n>\d{1,5}|" + "|".join(_NUMBERS) + r")"
 _UNIT = r"(?P<unit>day|week|month|year)s?"
 _POSSESSIVE = r"(?:['’]s)?"
+# How many a loose count means ("a couple of days ago"); its span widens by LOOSE_BY units.
+_LOOSE = {"couple": 2, "few": 3, "several": 4}
+LOOSE_BY = 1
+_LOOSE_COUNT = r"(?:a\s+)?(?P<loose>couple|few|several)(?:\s+of)?"
 # One relative date, without "since": each alternative names its groups for _resolve.
 _ONE = (
     rf"(?:(?:the\s+)?(?P<rolling>past|last)\s+{_NUM}\s+{_UNIT})"
     rf"|(?:{_NUM.replace('<n>', '<ago_n>')}\s+{_UNIT.replace('<unit>', '<ago_unit>')}\s+ago)"
+    rf"|(?:{_LOOSE_COUNT}\s+{_UNIT.replace('<unit>', '<loose_unit>')}\s+ago)"
+    r"|(?:(?:the\s+)?(?P<weekend>this|last|past|previous)\s+weekend)"
     r"|(?:(?P<which>this|last|past|previous)\s+(?P<cal>week|month|year))"
     rf"|(?:(?P<last_day>last)\s+(?P<weekday>{'|'.join(_WEEKDAYS)}))"
     r"|(?P<day>today|yesterday|(?:the\s+)?day\s+before\s+yesterday)"
@@ -77,6 +90,7 @@ class Span:
     words: str
     since: date
     until: date
+    loose: bool = False  # said loosely ("last weekend", "a couple of days ago"): widened
 
 
 def relative_spans(text: str, today: Callable[[], date] = local_today) -> tuple[list[Span], str]:
@@ -93,7 +107,8 @@ def relative_spans(text: str, today: Callable[[], date] = local_today) -> tuple[
             since, until = _resolve(match, now)
         except (OverflowError, ValueError):  # "99999 years ago": no such day, so plain words
             continue
-        spans.append(Span(" ".join(match.group(0).split()), since, until))
+        loose = bool(match.group("loose") or match.group("weekend"))
+        spans.append(Span(" ".join(match.group(0).split()), since, until, loose))
         kept.append(text[cursor : match.start()])
         cursor = match.end()
     if not spans:
@@ -112,6 +127,16 @@ def _resolve(m: re.Match[str], today: date) -> tuple[date, date]:
     elif g["ago_n"]:
         unit = g["ago_unit"].lower()
         first, last = _calendar(_back(today, _count(g["ago_n"]), unit), unit)
+    elif g["loose"]:
+        unit, n = g["loose_unit"].lower(), _LOOSE[g["loose"].lower()]
+        first = _calendar(_back(today, n + LOOSE_BY, unit), unit)[0]
+        last = _calendar(_back(today, n - LOOSE_BY, unit), unit)[1]
+    elif g["weekend"]:
+        # "this weekend" said on a Monday is the one just gone
+        this = g["weekend"].lower() == "this" and today.weekday() > 0
+        week = today if this else today - timedelta(weeks=1)
+        saturday = _calendar(week, "week")[0] + timedelta(days=5)
+        first, last = saturday - timedelta(days=1), saturday + timedelta(days=2)
     elif g["cal"]:
         unit, which = g["cal"].lower(), g["which"].lower()
         if which == "past":  # the rolling window: "past week" is the last 7 days

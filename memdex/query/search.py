@@ -166,6 +166,8 @@ def _attempt(conn: sqlite3.Connection, request: SearchRequest, reading: Reading,
             # about ("what did Jon paint last week?" asked of conversations from 2023), and the
             # date's words may be plain words after all ("earnings this year").
             return Attempt(nothing_dated=nothing_dated)
+        if parsed.loose:
+            run.loose_first()
         if parsed.dated:
             run.fill_dated()
     else:

@@ -180,6 +180,16 @@ class ParsedQuery:
         "The days the relative dates leave, as ISO dates: (since, until), None when unbounded."
         return period.window(self.spans)
 
+    @property
+    def loose(self) -> bool:
+        """Is a time it names said loosely ("last weekend")? Then it ranks what it holds first
+        and filters nothing (``Cascade.loose_first``)."""
+        return any(s.loose for s in self.spans)
+
+    def strict_window(self) -> tuple[str | None, str | None]:
+        """The days the relative dates said exactly leave (not "last weekend"): what a search filters by."""
+        return period.window([s for s in self.spans if not s.loose])
+
     def date_filters(self) -> dict[str, Any]:
         "The dates read from the query, as a result's ``filters`` show them."
         out: dict[str, Any] = {}
@@ -190,6 +200,8 @@ class ParsedQuery:
         if self.spans:
             since, until = self.window()
             out["dates"] = {"words": [s.words for s in self.spans], "since": since, "until": until}
+            if self.loose:  # said loosely: they rank what they hold first, and filter nothing
+                out["dates"]["loose"] = [s.words for s in self.spans if s.loose]
         return out
 
 
