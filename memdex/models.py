@@ -85,6 +85,9 @@ class Candidate:
     chunks: dict[int, float] = field(default_factory=dict)  # chunk id -> score
     similarity: float | None = None  # cosine to the query, when the meaning pass found it
     fused: float = 0.0  # score after fusing words and meaning
+    # It holds every key word and is dated in a time the query names loosely ("last
+    # weekend"): it goes before the rest of its kind (Cascade.loose_first).
+    dated_then: bool = False
 
 
 @dataclass

@@ -96,13 +96,31 @@ def test_relative_dates_resolve_against_today(text: str, since: str, until: str)
         ("several days ago", WEDNESDAY, "2026-03-13", "2026-03-15"),
         ("a few weeks ago", WEDNESDAY, "2026-02-16", "2026-03-08"),  # calendar weeks 2 to 4 back
         ("a couple of months ago", WEDNESDAY, "2025-12-01", "2026-02-28"),
-        ("since last weekend", WEDNESDAY, "2026-03-13", "2026-03-18"),
+        ("last weekend", date(2026, 3, 21), "2026-03-13", "2026-03-16"),  # on a Saturday
+        ("this weekend", date(2026, 3, 22), "2026-03-20", "2026-03-23"),  # on a Sunday
+        ("a couple of days ago", date(2026, 3, 1), "2026-02-26", "2026-02-28"),  # across a month's end
+        ("a few years ago", WEDNESDAY, "2022-01-01", "2024-12-31"),  # calendar years 2 to 4 back
     ],
 )
 def test_a_time_said_loosely_is_widened(text: str, today: date, since: str, until: str) -> None:
     spans, rest = relative_spans(text, lambda: today)
     assert [(s.since.isoformat(), s.until.isoformat(), s.loose) for s in spans] == [(since, until, True)]
     assert rest.split() == []
+
+
+def test_since_a_loose_time_is_a_start_not_a_loose_time() -> None:
+    spans, _ = relative_spans("since last weekend", lambda: WEDNESDAY)
+    assert [(s.since.isoformat(), s.until.isoformat(), s.loose) for s in spans] == [
+        ("2026-03-13", "2026-03-18", False)
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a few days", "a couple of days", "the weekend", "weekend plans", "last few days", "this weekends"],
+)
+def test_words_near_a_loose_time_are_words(text: str) -> None:
+    assert relative_spans(text, lambda: WEDNESDAY) == ([], text)
 
 
 def test_the_words_around_a_relative_date_stay_words() -> None:
@@ -295,7 +313,11 @@ def test_a_time_said_loosely_puts_what_it_holds_first_and_filters_nothing(
     # dated then and holding every word: first; the other times' matches stay, after it; the
     # weekend's document that shares no word follows the matches (few were found)
     assert [r["title"] for r in loose["results"]] == ["weekend-bake", "january-bake", "weekend-hike"]
-    assert loose["filters"]["dates"]["loose"] == ["last weekend"]
+    assert loose["filters"]["dates"]["loose"] == {
+        "words": ["last weekend"],
+        "since": "2026-03-13",
+        "until": "2026-03-16",
+    }
     assert loose["terms"] == ["baked", "bread"]  # "last weekend" is a time, not words
     assert any(
         "said loosely: searched at every time, 1 dated then holding every word first" in n
@@ -311,6 +333,52 @@ def test_a_time_said_loosely_puts_what_it_holds_first_and_filters_nothing(
         "weekend-hike",
         "weekend-bake",
     ]
+
+
+def test_a_loose_time_keeps_the_order_of_what_it_holds(db_path: Path, tmp_path: Path) -> None:
+    # a title match outranks passing mentions, dated then or not; all of them are dated then
+    notes = tmp_path / "notes"
+    note(notes, "Bread", date(2026, 3, 14), "Notes.")
+    for n in range(6):
+        note(notes, f"mention-{n}", date(2026, 3, 15), f"Bought bread and milk, list {n}.")
+    conn = db.connect(db_path)
+    index_paths(conn, [notes])
+    conn.close()
+    env = {"MEMDEX_NOW": "2026-03-18"}
+    plain = [r["title"] for r in run(db_path, "search", "bread", "--limit", "3", env=env)["results"]]
+    loose = [
+        r["title"] for r in run(db_path, "search", "bread last weekend", "--limit", "3", env=env)["results"]
+    ]
+    assert plain[0] == "Bread" and loose == plain
+
+
+def test_a_loose_time_beside_an_exact_one_filters_by_the_exact_one(db_path: Path, tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    note(notes, "tuesday-bake", date(2026, 3, 10), "Baked bread.")
+    note(notes, "saturday-bake", date(2026, 3, 14), "Baked bread.")
+    note(notes, "january-bake", date(2026, 1, 10), "Baked bread.")
+    conn = db.connect(db_path)
+    index_paths(conn, [notes])
+    conn.close()
+    out = run(db_path, "search", "baked bread last week or last weekend", env={"MEMDEX_NOW": "2026-03-18"})
+    assert [r["title"] for r in out["results"]] == ["saturday-bake", "tuesday-bake"]  # last week's
+    dates = out["filters"]["dates"]
+    assert (dates["words"], dates["since"], dates["until"]) == (["last week"], "2026-03-09", "2026-03-15")
+    assert dates["loose"] == {"words": ["last weekend"], "since": "2026-03-13", "until": "2026-03-16"}
+
+
+def test_a_loose_time_whose_words_match_nothing_lists_what_is_dated_then(
+    db_path: Path, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes"
+    note(notes, "weekend-hike", date(2026, 3, 15), "A long hike by the lake.")
+    note(notes, "weekend-word", date(2026, 1, 3), "Plans for the weekend.")
+    conn = db.connect(db_path)
+    index_paths(conn, [notes])
+    conn.close()
+    out = run(db_path, "search", "zzqqxx last weekend", env={"MEMDEX_NOW": "2026-03-18"})
+    # not "weekend" searched as a word: the period's documents, found by their date
+    assert [r["title"] for r in out["results"]] == ["weekend-hike"]
 
 
 # -- the Serena corpus -----------------------------------------------------------------------

@@ -126,11 +126,16 @@ def _day(hit: Hit) -> str:
     return f"{day} (dated by file time)" if day and hit.date_source == "mtime" else day
 
 
+def _days(value: dict[str, Any]) -> str:
+    return value["since"] if value["since"] == value["until"] else f"{value['since']} to {value['until']}"
+
+
 def _filter_text(name: str, value: Any) -> str:
     if name == "dates":  # relative dates: the words, and the days they came to
-        days = value["since"] if value["since"] == value["until"] else f"{value['since']} to {value['until']}"
-        loosely = ", said loosely: first, not only" if value.get("loose") else ""
-        return f"dates={' '.join(value['words'])} ({days}{loosely})"
+        parts = [f"{' '.join(value['words'])} ({_days(value)})"] if value["words"] else []
+        if loose := value.get("loose"):
+            parts.append(f"{' '.join(loose['words'])} ({_days(loose)}, said loosely: first, not only)")
+        return "dates=" + "; ".join(parts)
     return f"{name}={value}"
 
 

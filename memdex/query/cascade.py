@@ -198,27 +198,24 @@ class Cascade:
         """A time said loosely ("last weekend", "a couple of days ago") does not filter: the
         words are searched at every time, since the time may be off by more than it was
         widened by. What holds every key word and is dated then goes first
-        (ranking.LOOSE_STAGE); the period's other documents may follow (``fill_dated``)."""
-        since, until = self.parsed.window()
+        (``Candidate.dated_then``); the period's other documents may follow (``fill_dated``)."""
+        loose = [s for s in self.parsed.spans if s.loose]
+        since, until = period.window(loose)
         if since is None or until is None:
             return
-        params = period.narrow(self.params, since, until)
-        inside = {r["document_id"] for r in self.conn.execute(db.query("period_documents"), params)}
-        moved = set()
+        every_word = {c.document_id for c in self.candidates.values() if c.stage <= 4}
+        params = {**period.narrow(self.params, since, until), "ids": json.dumps(sorted(every_word))}
+        inside = {r["document_id"] for r in self.conn.execute(db.query("documents_dated_in"), params)}
         for pool in (self.candidates, self.chunk_hits):
             for c in pool.values():
-                if c.stage <= 4 and c.document_id in inside:
-                    c.stage = ranking.LOOSE_STAGE
-                    moved.add(c.document_id)
-        words = " ".join(s.words for s in self.parsed.spans if s.loose)
-        self.notes.append(
-            f"{period.describe([words], since, until)} is said loosely: searched at every time, "
-            + (
-                f"{len(moved)} dated then holding every word first"
-                if moved
-                else "none dated then holds every word"
-            )
+                c.dated_then = c.stage <= 4 and c.document_id in inside
+        said = period.describe([s.words for s in loose], since, until)
+        first = (
+            f"{len(inside)} dated then holding every word first"
+            if inside
+            else "none dated then holds every word"
         )
+        self.notes.append(f"{said} is said loosely: searched at every time, {first}")
 
     def fill_dated(self) -> None:
         """The rest of a short period the query names, after what its words found there
@@ -389,7 +386,7 @@ class Cascade:
         if self.order is not None:
             return self.order
         pool = self.chunk_hits if self.granularity == "chunk" else self.candidates
-        return sorted(pool.values(), key=lambda c: (c.stage, -c.score))
+        return sorted(pool.values(), key=lambda c: (not c.dated_then, c.stage, -c.score))
 
     def hits(self) -> tuple[list[Hit], bool]:
         hits, truncated = self._hits()

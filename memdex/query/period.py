@@ -107,7 +107,8 @@ def relative_spans(text: str, today: Callable[[], date] = local_today) -> tuple[
             since, until = _resolve(match, now)
         except (OverflowError, ValueError):  # "99999 years ago": no such day, so plain words
             continue
-        loose = bool(match.group("loose") or match.group("weekend"))
+        # "since last weekend" is a start, not a loose time
+        loose = bool(match.group("loose") or match.group("weekend")) and not match.group("since")
         spans.append(Span(" ".join(match.group(0).split()), since, until, loose))
         kept.append(text[cursor : match.start()])
         cursor = match.end()

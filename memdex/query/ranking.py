@@ -46,13 +46,13 @@ DATED_FILL_DAYS = 7
 DATED_STAGE = 7  # after every stage of the words (1-5) and meaning's own (6)
 # A time said loosely ("last weekend": Friday to Monday; "a couple of days ago": 1 to 3 days
 # ago, query/period.py) does not filter: a result that holds every key word and is dated then
-# goes first (LOOSE_STAGE, before the words' stages), the rest are the words' at every time.
+# goes first (Candidate.dated_then; at chunk granularity its chunks rank first among the
+# passages choose from), the rest are the words' at every time.
 # LongMemEval (scripts/eval.py --set longmemeval --model ...), words / meaning, before (their
 # words searched: "weekend", "couple", "ago") -> after: evidence 0.918 -> 0.927 / 0.923 ->
 # 0.923, all@5 0.849 / 0.882 unchanged, NDCG@10 0.926 -> 0.930 / 0.935 -> 0.939; no other set
 # has such a question. As a filter, with the other times' matches after the period's, NDCG@10
 # with meaning fell to 0.933 (docs/benchmarks/notes.md).
-LOOSE_STAGE = 0
 
 # -- what holds now (query/latest.py) ----------------------------------------------------------
 # A question that asks what holds now (ParsedQuery.about_now: "currently", or about the asker

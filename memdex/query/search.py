@@ -161,7 +161,7 @@ def _attempt(conn: sqlite3.Connection, request: SearchRequest, reading: Reading,
         run.raw(query)
     elif parsed.key_terms:
         run.run()
-        if not run.candidates and parsed.dated:
+        if not run.candidates and parsed.filtering:
             # Nothing dated then matches the other words: they still say what the question is
             # about ("what did Jon paint last week?" asked of conversations from 2023), and the
             # date's words may be plain words after all ("earnings this year").

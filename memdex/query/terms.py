@@ -181,6 +181,11 @@ class ParsedQuery:
         return period.window(self.spans)
 
     @property
+    def filtering(self) -> bool:
+        "Do its dates filter the results: a month, a year or a time said exactly?"
+        return bool(self.months or self.years or any(not s.loose for s in self.spans))
+
+    @property
     def loose(self) -> bool:
         """Is a time it names said loosely ("last weekend")? Then it ranks what it holds first
         and filters nothing (``Cascade.loose_first``)."""
@@ -199,9 +204,15 @@ class ParsedQuery:
             out["months"] = self.months
         if self.spans:
             since, until = self.window()
-            out["dates"] = {"words": [s.words for s in self.spans], "since": since, "until": until}
-            if self.loose:  # said loosely: they rank what they hold first, and filter nothing
-                out["dates"]["loose"] = [s.words for s in self.spans if s.loose]
+            loose = [s for s in self.spans if s.loose]
+            if loose and not self.date_only:  # with words: they rank first, and filter nothing
+                strict = [s for s in self.spans if not s.loose]
+                since, until = self.strict_window()
+                out["dates"] = {"words": [s.words for s in strict], "since": since, "until": until}
+                first, last = period.window(loose)
+                out["dates"]["loose"] = {"words": [s.words for s in loose], "since": first, "until": last}
+            else:
+                out["dates"] = {"words": [s.words for s in self.spans], "since": since, "until": until}
         return out
 
 
