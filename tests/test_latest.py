@@ -218,3 +218,21 @@ def test_ordering_again_drops_the_marks_of_the_first() -> None:
     assert summary.count("; older: ") == 1
     newest_first([old], ["a", "b"])  # the newer one is gone (an answer's fused rounds)
     assert "newer" not in old.why_relevant and old.why_relevant["summary"] == "layer 3"
+
+
+def test_an_answers_rounds_fused_are_ordered_newest_first_once_more(history: sqlite3.Connection) -> None:
+    from memdex.answer.refine import Round, _fuse
+
+    question = "Where do I keep my old sneakers?"
+    first = _search(history, question)
+    second = _search(history, "box under the bed")  # a later round that finds "box" and not "rack"
+    assert [h.key for h in second.hits][0] == "box" and "rack" not in [h.key for h in second.hits]
+    fused = _fuse([Round(1, question, first), Round(2, second.query, second)], limit=10, max_tokens=2000)
+    keys = [h.key for h in fused.hits]
+    assert keys.index("rack") < keys.index("box")  # found by both rounds, "box" would lead the fusion
+    older = next(h for h in fused.hits if h.key == "box")
+    assert older.why_relevant["newer"]["key"] == "rack"
+    assert older.why_relevant["summary"].count("; older: ") == 1
+    assert sum(n.startswith("newest first") for n in fused.notes) == 1
+    scores = [h.score for h in fused.hits]
+    assert scores == sorted(scores, reverse=True)
