@@ -269,6 +269,15 @@ def note(folder: Path, name: str, day: date, body: str) -> None:
     (folder / f"{name}.md").write_text(f"---\ntitle: {name}\ncreated: {day.isoformat()}\n---\n{body}\n")
 
 
+def index_notes(db_path: Path, folder: Path, notes: list[tuple[str, date, str]]) -> None:
+    "Each (name, day, body) a dated note in ``folder``, the folder indexed into ``db_path``."
+    for name, day, body in notes:
+        note(folder, name, day, body)
+    conn = db.connect(db_path)
+    index_paths(conn, [folder])
+    conn.close()
+
+
 def test_yesterday_and_twenty_days_ago(db_path: Path, tmp_path: Path) -> None:
     today = date(2026, 3, 18)  # a Wednesday
     notes = tmp_path / "notes"
@@ -299,13 +308,15 @@ def test_a_time_said_loosely_puts_what_it_holds_first_and_filters_nothing(
     db_path: Path, tmp_path: Path
 ) -> None:
     today = date(2026, 3, 18)  # a Wednesday: last weekend is Friday 13 to Monday 16 March
-    notes = tmp_path / "notes"
-    note(notes, "weekend-bake", date(2026, 3, 14), "Baked bread for the neighbours.")
-    note(notes, "january-bake", date(2026, 1, 10), "Baked bread, baked bread again: the bread bake log.")
-    note(notes, "weekend-hike", date(2026, 3, 15), "A long hike by the lake.")
-    conn = db.connect(db_path)
-    index_paths(conn, [notes])
-    conn.close()
+    index_notes(
+        db_path,
+        tmp_path / "notes",
+        [
+            ("weekend-bake", date(2026, 3, 14), "Baked bread for the neighbours."),
+            ("january-bake", date(2026, 1, 10), "Baked bread, baked bread again: the bread bake log."),
+            ("weekend-hike", date(2026, 3, 15), "A long hike by the lake."),
+        ],
+    )
     env = {"MEMDEX_NOW": today.isoformat()}
     words = run(db_path, "search", "baked bread", env=env)
     assert [r["title"] for r in words["results"]] == ["january-bake", "weekend-bake"]  # by the words
@@ -337,13 +348,8 @@ def test_a_time_said_loosely_puts_what_it_holds_first_and_filters_nothing(
 
 def test_a_loose_time_keeps_the_order_of_what_it_holds(db_path: Path, tmp_path: Path) -> None:
     # a title match outranks passing mentions, dated then or not; all of them are dated then
-    notes = tmp_path / "notes"
-    note(notes, "Bread", date(2026, 3, 14), "Notes.")
-    for n in range(6):
-        note(notes, f"mention-{n}", date(2026, 3, 15), f"Bought bread and milk, list {n}.")
-    conn = db.connect(db_path)
-    index_paths(conn, [notes])
-    conn.close()
+    mentions = [(f"mention-{n}", date(2026, 3, 15), f"Bought bread and milk, list {n}.") for n in range(6)]
+    index_notes(db_path, tmp_path / "notes", [("Bread", date(2026, 3, 14), "Notes."), *mentions])
     env = {"MEMDEX_NOW": "2026-03-18"}
     plain = [r["title"] for r in run(db_path, "search", "bread", "--limit", "3", env=env)["results"]]
     loose = [
@@ -353,13 +359,12 @@ def test_a_loose_time_keeps_the_order_of_what_it_holds(db_path: Path, tmp_path: 
 
 
 def test_a_loose_time_beside_an_exact_one_filters_by_the_exact_one(db_path: Path, tmp_path: Path) -> None:
-    notes = tmp_path / "notes"
-    note(notes, "tuesday-bake", date(2026, 3, 10), "Baked bread.")
-    note(notes, "saturday-bake", date(2026, 3, 14), "Baked bread.")
-    note(notes, "january-bake", date(2026, 1, 10), "Baked bread.")
-    conn = db.connect(db_path)
-    index_paths(conn, [notes])
-    conn.close()
+    days = {
+        "tuesday-bake": date(2026, 3, 10),
+        "saturday-bake": date(2026, 3, 14),
+        "january-bake": date(2026, 1, 10),
+    }
+    index_notes(db_path, tmp_path / "notes", [(name, day, "Baked bread.") for name, day in days.items()])
     out = run(db_path, "search", "baked bread last week or last weekend", env={"MEMDEX_NOW": "2026-03-18"})
     assert [r["title"] for r in out["results"]] == ["saturday-bake", "tuesday-bake"]  # last week's
     dates = out["filters"]["dates"]
@@ -370,12 +375,14 @@ def test_a_loose_time_beside_an_exact_one_filters_by_the_exact_one(db_path: Path
 def test_a_loose_time_whose_words_match_nothing_lists_what_is_dated_then(
     db_path: Path, tmp_path: Path
 ) -> None:
-    notes = tmp_path / "notes"
-    note(notes, "weekend-hike", date(2026, 3, 15), "A long hike by the lake.")
-    note(notes, "weekend-word", date(2026, 1, 3), "Plans for the weekend.")
-    conn = db.connect(db_path)
-    index_paths(conn, [notes])
-    conn.close()
+    index_notes(
+        db_path,
+        tmp_path / "notes",
+        [
+            ("weekend-hike", date(2026, 3, 15), "A long hike by the lake."),
+            ("weekend-word", date(2026, 1, 3), "Plans for the weekend."),
+        ],
+    )
     out = run(db_path, "search", "zzqqxx last weekend", env={"MEMDEX_NOW": "2026-03-18"})
     # not "weekend" searched as a word: the period's documents, found by their date
     assert [r["title"] for r in out["results"]] == ["weekend-hike"]

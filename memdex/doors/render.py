@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from memdex.models import Hit, SearchResult
+from memdex.query.period import days, describe
 from memdex.query.ranking import LAYER_NAMES
 
 if TYPE_CHECKING:
@@ -126,15 +127,12 @@ def _day(hit: Hit) -> str:
     return f"{day} (dated by file time)" if day and hit.date_source == "mtime" else day
 
 
-def _days(value: dict[str, Any]) -> str:
-    return value["since"] if value["since"] == value["until"] else f"{value['since']} to {value['until']}"
-
-
 def _filter_text(name: str, value: Any) -> str:
     if name == "dates":  # relative dates: the words, and the days they came to
-        parts = [f"{' '.join(value['words'])} ({_days(value)})"] if value["words"] else []
+        parts = [describe(value["words"], value["since"], value["until"])] if value["words"] else []
         if loose := value.get("loose"):
-            parts.append(f"{' '.join(loose['words'])} ({_days(loose)}, said loosely: first, not only)")
+            said = days(loose["since"], loose["until"])
+            parts.append(f"{' '.join(loose['words'])} ({said}, said loosely: first, not only)")
         return "dates=" + "; ".join(parts)
     return f"{name}={value}"
 

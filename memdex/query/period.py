@@ -222,5 +222,9 @@ def describe(words: list[str], since: str | None, until: str | None) -> str:
     label = " ".join(words)
     if since is None:
         return label
-    days = since if since == until else f"{since} to {until}"
-    return f"{label} ({days})"
+    return f"{label} ({days(since, until)})"
+
+
+def days(since: str, until: str | None) -> str:
+    "A period's days as results say them: one day, or 'since to until'."
+    return since if since == until else f"{since} to {until}"
